@@ -1,0 +1,57 @@
+package io.strand.core;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.nio.charset.StandardCharsets;
+
+/** The one Jackson configuration every module shares. */
+public final class Json {
+    public static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .build();
+
+    static {
+        MAPPER.getFactory().setStreamReadConstraints(StreamReadConstraints.builder()
+                .maxStringLength(64 * 1024 * 1024).maxNestingDepth(256).build());
+    }
+
+    private Json() {
+    }
+
+    public static JsonNode parse(byte[] bytes) {
+        try {
+            return MAPPER.readTree(bytes);
+        } catch (java.io.IOException e) {
+            throw new StrandException(ErrorCode.BAD_REQUEST, "malformed JSON: " + firstLine(e.getMessage()));
+        }
+    }
+
+    public static JsonNode parse(String text) {
+        return parse(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static byte[] bytes(Object value) {
+        try {
+            return MAPPER.writeValueAsBytes(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialize " + value.getClass().getSimpleName(), e);
+        }
+    }
+
+    public static String string(Object value) {
+        return new String(bytes(value), StandardCharsets.UTF_8);
+    }
+
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "unreadable input";
+        }
+        int nl = message.indexOf('\n');
+        return nl < 0 ? message : message.substring(0, nl);
+    }
+}

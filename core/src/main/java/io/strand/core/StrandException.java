@@ -1,0 +1,56 @@
+package io.strand.core;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A failure with a reason code and the context that explains it (workspace, log, seq, segment…).
+ * {@link #extras()} are the named fields SPEC §2 puts inside the error object
+ * ({@code head}, {@code version}, {@code value}, {@code current}, {@code index}).
+ */
+public class StrandException extends RuntimeException {
+    private final ErrorCode code;
+    private final Map<String, Object> extras;
+
+    public StrandException(ErrorCode code, String message) {
+        this(code, message, Map.of(), null);
+    }
+
+    public StrandException(ErrorCode code, String message, Map<String, Object> extras) {
+        this(code, message, extras, null);
+    }
+
+    public StrandException(ErrorCode code, String message, Map<String, Object> extras, Throwable cause) {
+        super(message, cause);
+        this.code = code;
+        this.extras = Collections.unmodifiableMap(new LinkedHashMap<>(extras));
+    }
+
+    public ErrorCode code() {
+        return code;
+    }
+
+    public Map<String, Object> extras() {
+        return extras;
+    }
+
+    /** A copy with one more context field, e.g. the index of the failing op inside an apply. */
+    public StrandException with(String key, Object value) {
+        Map<String, Object> more = new LinkedHashMap<>(extras);
+        more.put(key, value);
+        return new StrandException(code, getMessage(), more, getCause());
+    }
+
+    public static StrandException badRequest(String message) {
+        return new StrandException(ErrorCode.BAD_REQUEST, message);
+    }
+
+    public static StrandException notFound(String message) {
+        return new StrandException(ErrorCode.NOT_FOUND, message);
+    }
+
+    public static StrandException tooLarge(String message) {
+        return new StrandException(ErrorCode.TOO_LARGE, message);
+    }
+}
