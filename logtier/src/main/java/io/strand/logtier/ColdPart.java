@@ -1,0 +1,43 @@
+package io.strand.logtier;
+
+import io.strand.core.Entry;
+import java.util.function.Consumer;
+
+/** The cold segments of one log as the read path sees them. Thread-safe. */
+interface ColdPart {
+    /** First cold seq, or 0 when the log has no cold segments. */
+    long firstSeq();
+
+    /** Last cold seq, or 0. */
+    long lastSeq();
+
+    int segments();
+
+    /** As {@link HotLog#read}: entries with {@code fromSeq ≤ seq ≤ toSeq}; returns the seq after the last one delivered. */
+    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink);
+
+    /** The first cold seq whose ts ≥ {@code ts}, or 0 when every cold entry is older. */
+    long seqAtOrAfter(long ts);
+
+    ColdPart NONE = new ColdPart() {
+        public long firstSeq() {
+            return 0;
+        }
+
+        public long lastSeq() {
+            return 0;
+        }
+
+        public int segments() {
+            return 0;
+        }
+
+        public long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+            return fromSeq;
+        }
+
+        public long seqAtOrAfter(long ts) {
+            return 0;
+        }
+    };
+}

@@ -1,0 +1,384 @@
+package io.strand.logtier;
+
+import io.strand.core.Entry;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import java.io.File;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Consumer;
+import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.bytes.SyncMode;
+import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.queue.ExcerptTailer;
+import net.openhft.chronicle.queue.RollCycle;
+import net.openhft.chronicle.queue.TailerDirection;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import net.openhft.chronicle.wire.DocumentContext;
+
+/**
+ * The hot part of one log: its own Chronicle Queue directory. The appender is used only by the
+ * log's writer (through {@link Log}); reads create their own tailer, so any thread may read.
+ * The head is always recovered from the queue itself, never from a counter kept beside it.
+ */
+final class HotLog implements AutoCloseable {
+    private final Path dir;
+    private final SingleChronicleQueue queue;
+    private final RollCycle rollCycle;
+    private final SeqIndex index = new SeqIndex();
+    private ExcerptAppender appender;
+    /** Last seq in the queue; written by the writer, read by anyone. */
+    private volatile long lastSeq;
+    /** First seq physically in the queue (0 when empty). */
+    private volatile long firstSeq;
+    private long lastTs;
+
+    private HotLog(Path dir, SingleChronicleQueue queue) {
+        this.dir = dir;
+        this.queue = queue;
+        this.rollCycle = queue.rollCycle();
+    }
+
+    static HotLog open(Path dir, LogConfig config) {
+        File file = dir.toFile();
+        SingleChronicleQueue queue = SingleChronicleQueueBuilder.binary(file)
+                .rollCycle(config.rollCycle())
+                .blockSize(config.blockSize())
+                .syncMode(SyncMode.SYNC)
+                .build();
+        HotLog log = new HotLog(dir, queue);
+        try {
+            log.recover();
+        } catch (RuntimeException e) {
+            queue.close();
+            throw e;
+        }
+        return log;
+    }
+
+    /** Rebuilds the per-cycle index and the head from the queue, and finishes a batch whose paddings a crash cut short. */
+    private void recover() {
+        if (queue.firstIndex() == Long.MAX_VALUE || queue.lastIndex() < 0) {
+            return; // empty queue
+        }
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            int cycle = queue.firstCycle();
+            int last = queue.lastCycle();
+            while (cycle <= last && cycle != -1) {
+                if (tailer.moveToCycle(cycle)) {
+                    long startIndex = tailer.index();
+                    EntryCodec.Header h = readHeaderAt(tailer);
+                    if (h != null) {
+                        index.cycleStarted(cycle, h.firstSeq(), startIndex);
+                        if (firstSeq == 0) {
+                            firstSeq = h.firstSeq();
+                        }
+                    }
+                }
+                int next = queue.nextCycle(cycle, TailerDirection.FORWARD);
+                if (next <= cycle) {
+                    break;
+                }
+                cycle = next;
+            }
+        } catch (java.text.ParseException e) {
+            throw new StrandException(ErrorCode.CORRUPT, "cannot list cycles of " + dir + ": " + e.getMessage());
+        }
+        EntryCodec.Header tail = lastHeader();
+        if (tail == null) {
+            firstSeq = 0;
+            return;
+        }
+        if (tail.kind() == EntryCodec.ENTRIES) {
+            lastSeq = tail.firstSeq() + tail.count() - 1;
+            lastTs = tail.ts();
+            completePaddings(tail.firstSeq() + 1, tail.firstSeq());
+        } else {
+            EntryCodec.Header head = headerAt(tail.headSeq());
+            lastSeq = head.firstSeq() + head.count() - 1;
+            lastTs = head.ts();
+            completePaddings(tail.firstSeq() + 1, head.firstSeq());
+        }
+    }
+
+    private void completePaddings(long fromSeq, long headSeq) {
+        for (long seq = fromSeq; seq <= lastSeq; seq++) {
+            writePadding(seq, headSeq);
+        }
+    }
+
+    private EntryCodec.Header lastHeader() {
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            tailer.direction(TailerDirection.BACKWARD).toEnd();
+            return readHeaderAt(tailer);
+        }
+    }
+
+    private static EntryCodec.Header readHeaderAt(ExcerptTailer tailer) {
+        try (DocumentContext dc = tailer.readingDocument()) {
+            if (!dc.isPresent()) {
+                return null;
+            }
+            return EntryCodec.readHeader(dc.wire().bytes());
+        }
+    }
+
+    /** The ENTRIES header holding {@code seq} (following a padding back to its batch). */
+    private EntryCodec.Header headerAt(long seq) {
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            EntryCodec.Header h = moveTo(tailer, seq);
+            if (h == null) {
+                throw corrupt(seq, "no excerpt at its index");
+            }
+            return h;
+        }
+    }
+
+    /**
+     * Positions {@code tailer} at the ENTRIES excerpt that holds {@code seq} and returns its header
+     * without consuming the excerpt; null when the seq is not in the queue.
+     */
+    private EntryCodec.Header moveTo(ExcerptTailer tailer, long seq) {
+        for (int hop = 0; hop < 2; hop++) {
+            long idx = index.indexOf(seq);
+            if (idx < 0 || !tailer.moveToIndex(idx)) {
+                return null;
+            }
+            EntryCodec.Header h;
+            try (DocumentContext dc = tailer.readingDocument()) {
+                if (!dc.isPresent()) {
+                    return null;
+                }
+                h = EntryCodec.readHeader(dc.wire().bytes());
+                dc.rollbackOnClose();
+            }
+            if (h.kind() == EntryCodec.ENTRIES) {
+                if (seq < h.firstSeq() || seq > h.lastSeq()) {
+                    throw corrupt(seq, "index points at seqs " + h.firstSeq() + ".." + h.lastSeq());
+                }
+                return h;
+            }
+            if (h.firstSeq() != seq) {
+                throw corrupt(seq, "index points at padding for seq " + h.firstSeq());
+            }
+            seq = h.headSeq();
+        }
+        throw corrupt(seq, "padding points at another padding");
+    }
+
+    private StrandException corrupt(long seq, String why) {
+        return new StrandException(ErrorCode.CORRUPT, "log queue " + dir + " seq " + seq + ": " + why);
+    }
+
+    long lastSeq() {
+        return lastSeq;
+    }
+
+    long firstSeq() {
+        return firstSeq;
+    }
+
+    long lastTs() {
+        return lastTs;
+    }
+
+    /**
+     * Appends one batch as one excerpt (plus paddings). Writer thread only.
+     * @return the first seq assigned
+     */
+    long append(long ts, List<byte[]> data, List<String> keys, String producerId, long producerSeq) {
+        ExcerptAppender a = appender();
+        long first = lastSeq + 1;
+        long stamped = Math.max(ts, lastTs);
+        try (DocumentContext dc = a.writingDocument()) {
+            EntryCodec.writeEntries(dc.wire().bytes(), first, stamped, data, keys, producerId, producerSeq);
+        }
+        noteIndex(a.lastIndexAppended(), first);
+        for (long seq = first + 1; seq < first + data.size(); seq++) {
+            writePadding(seq, first);
+        }
+        lastTs = stamped;
+        if (firstSeq == 0) {
+            firstSeq = first;
+        }
+        lastSeq = first + data.size() - 1;
+        return first;
+    }
+
+    private void writePadding(long seq, long headSeq) {
+        ExcerptAppender a = appender();
+        try (DocumentContext dc = a.writingDocument()) {
+            EntryCodec.writePadding(dc.wire().bytes(), seq, headSeq);
+        }
+        noteIndex(a.lastIndexAppended(), seq);
+    }
+
+    private void noteIndex(long queueIndex, long seq) {
+        int cycle = rollCycle.toCycle(queueIndex);
+        if (cycle != index.lastCycle()) {
+            index.cycleStarted(cycle, seq, queueIndex);
+        }
+    }
+
+    private ExcerptAppender appender() {
+        if (appender == null) {
+            appender = queue.createAppender();
+            appender.singleThreadedCheckDisabled(true); // ownership is the Writers thread, handed over by Log
+        }
+        return appender;
+    }
+
+    /** Forces written excerpts to disk (msync). Writer thread only. */
+    void sync() {
+        if (appender != null) {
+            appender.sync();
+        }
+    }
+
+    /**
+     * Reads entries with {@code fromSeq ≤ seq ≤ toSeq} in order, at most {@code maxEntries} and, past
+     * the first entry, at most {@code maxBytes} of weight. Any thread.
+     * @return the seq after the last entry delivered
+     */
+    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+        long from = Math.max(fromSeq, firstSeq);
+        if (from > toSeq || firstSeq == 0) {
+            return fromSeq;
+        }
+        long next = from;
+        int count = 0;
+        long bytes = 0;
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            if (moveTo(tailer, from) == null) {
+                return next;
+            }
+            while (count < maxEntries && next <= toSeq) {
+                try (DocumentContext dc = tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        break;
+                    }
+                    Bytes<?> in = dc.wire().bytes();
+                    EntryCodec.Header h = EntryCodec.readHeader(in);
+                    if (h.kind() == EntryCodec.PADDING) {
+                        continue;
+                    }
+                    for (int i = 0; i < h.count(); i++) {
+                        long seq = h.firstSeq() + i;
+                        boolean wanted = seq >= next && seq <= toSeq && count < maxEntries
+                                && (count == 0 || bytes < maxBytes);
+                        Entry e = EntryCodec.readEntry(in, seq, h.ts(), wanted);
+                        if (e != null) {
+                            sink.accept(e);
+                            count++;
+                            bytes += e.weight();
+                            next = seq + 1;
+                        } else if (seq >= next) {
+                            return next; // a limit was reached inside this batch
+                        }
+                    }
+                }
+                if (count > 0 && bytes >= maxBytes) {
+                    break;
+                }
+            }
+        }
+        return next;
+    }
+
+    /** The ts of {@code seq} (one random read), for time search. */
+    long tsOf(long seq) {
+        return headerAt(seq).ts();
+    }
+
+    /** Visits every batch header with a seq ≥ {@code fromSeq}, with the data bytes it holds. Any thread. */
+    void scanHeaders(long fromSeq, HeaderVisitor visitor) {
+        long from = Math.max(fromSeq, firstSeq);
+        if (firstSeq == 0 || from > lastSeq) {
+            return;
+        }
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            if (moveTo(tailer, from) == null) {
+                return;
+            }
+            while (true) {
+                try (DocumentContext dc = tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        return;
+                    }
+                    Bytes<?> in = dc.wire().bytes();
+                    EntryCodec.Header h = EntryCodec.readHeader(in);
+                    if (h.kind() == EntryCodec.ENTRIES) {
+                        visitor.visit(h, EntryCodec.dataBytes(in, h.count()));
+                    }
+                }
+            }
+        }
+    }
+
+    interface HeaderVisitor {
+        void visit(EntryCodec.Header header, long dataBytes);
+    }
+
+    /**
+     * Deletes whole cycle files whose every seq is below {@code keepFrom} (they are safely cold).
+     * Writer thread only. The cycle holding {@code keepFrom} and all later ones stay.
+     */
+    int dropCyclesBefore(long keepFrom) {
+        int keepCycle = index.cycleOf(keepFrom);
+        if (keepCycle < 0) {
+            return 0;
+        }
+        int dropped = 0;
+        if (appender != null && appender.cycle() <= keepCycle) {
+            // the appender may hold an older cycle open; it rolls on its own when time moves on
+        }
+        try {
+            int cycle = queue.firstCycle();
+            while (cycle != -1 && cycle < keepCycle) {
+                var store = queue.storeForCycle(cycle, queue.epoch(), false, null);
+                if (store != null) {
+                    File f = store.file();
+                    queue.closeStore(store);
+                    if (f != null && f.delete()) {
+                        dropped++;
+                    }
+                }
+                int next = queue.nextCycle(cycle, TailerDirection.FORWARD);
+                if (next <= cycle) {
+                    break;
+                }
+                cycle = next;
+            }
+        } catch (java.text.ParseException e) {
+            throw new StrandException(ErrorCode.CORRUPT, "cannot list cycles of " + dir + ": " + e.getMessage());
+        }
+        if (dropped > 0) {
+            queue.refreshDirectoryListing();
+            index.dropBefore(keepFrom);
+            EntryCodec.Header first = firstHeader();
+            firstSeq = first == null ? 0 : first.firstSeq();
+        }
+        return dropped;
+    }
+
+    private EntryCodec.Header firstHeader() {
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            tailer.toStart();
+            return readHeaderAt(tailer);
+        }
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    @Override
+    public void close() {
+        if (appender != null) {
+            appender.close();
+            appender = null;
+        }
+        queue.close();
+    }
+}

@@ -1,0 +1,268 @@
+package io.strand.logtier;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.core.Entry;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
+import io.strand.core.Writers;
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One open log: its hot queue, its cold part, its idempotent-producer window and counters.
+ * Appends run only on the workspace's writer thread ({@link Writers}); reads run on any thread
+ * and see entries up to the committed head only, so nothing undurable is ever served.
+ *
+ * <p>Files in the log directory: {@code queue/} (Chronicle cycle files), {@code meta.json}
+ * (creation time; written once, before the first entry), {@code state.json} (a snapshot of the
+ * producer window and byte count up to {@code coveredSeq}; entries after it are rescanned on open,
+ * so a stale or missing snapshot costs time, never correctness).
+ */
+final class Log implements AutoCloseable {
+    private static final int SNAPSHOT_EVERY = 50_000;
+    private static final int MAX_PRODUCERS = 10_000;
+
+    private final String ws;
+    private final String name;
+    private final Path dir;
+    private final HotLog hot;
+    private final HeadSignal headSignal;
+    private final ProducerWindow producers = new ProducerWindow(MAX_PRODUCERS);
+    private final long created;
+    private volatile ColdPart cold = ColdPart.NONE;
+    private volatile long bytes;
+    private long appendedSinceSnapshot;
+
+    private Log(String ws, String name, Path dir, HotLog hot, HeadSignal headSignal, long created) {
+        this.ws = ws;
+        this.name = name;
+        this.dir = dir;
+        this.hot = hot;
+        this.headSignal = headSignal;
+        this.created = created;
+    }
+
+    static boolean exists(Path dir) {
+        return Files.isRegularFile(dir.resolve("meta.json"));
+    }
+
+    /** Opens (creating when asked and missing) the log in {@code dir}; null when absent and not creating. */
+    static Log open(String ws, String name, Path dir, LogConfig config, HeadSignal headSignal, boolean create) {
+        try {
+            long created;
+            if (exists(dir)) {
+                created = Json.MAPPER.readTree(dir.resolve("meta.json").toFile()).path("created").asLong();
+            } else if (create) {
+                Files.createDirectories(dir);
+                created = System.currentTimeMillis();
+                ObjectNode meta = Json.MAPPER.createObjectNode().put("created", created).put("format", 1);
+                writeAtomically(dir.resolve("meta.json"), Json.bytes(meta));
+            } else {
+                return null;
+            }
+            HotLog hot = HotLog.open(dir.resolve("queue"), config);
+            Log log = new Log(ws, name, dir, hot, headSignal, created);
+            log.restoreState();
+            headSignal.publish(hot.lastSeq());
+            return log;
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot open log " + ws + "/" + name + ": " + e.getMessage(),
+                    Map.of(), e);
+        }
+    }
+
+    private void restoreState() throws IOException {
+        long covered = 0;
+        Path state = dir.resolve("state.json");
+        if (Files.isRegularFile(state)) {
+            try {
+                JsonNode s = Json.MAPPER.readTree(state.toFile());
+                covered = s.path("coveredSeq").asLong();
+                bytes = s.path("bytes").asLong();
+                for (JsonNode row : s.path("producers")) {
+                    producers.record(row.get(0).asText(), row.get(1).asLong(), row.get(2).asLong(), row.get(3).asLong());
+                }
+            } catch (IOException | RuntimeException e) {
+                covered = 0; // unreadable snapshot: rebuild from the queue
+                bytes = 0;
+            }
+        }
+        if (covered > hot.lastSeq()) {
+            covered = 0; // snapshot ahead of the queue cannot be trusted
+            bytes = 0;
+        }
+        hot.scanHeaders(covered + 1, (h, dataBytes) -> {
+            bytes += dataBytes;
+            if (h.producerId() != null) {
+                producers.record(h.producerId(), h.producerSeq(), h.firstSeq(), h.lastSeq());
+            }
+        });
+    }
+
+    /** Writes the producer window and byte count; writer thread (or close). */
+    void snapshot() {
+        ObjectNode s = Json.MAPPER.createObjectNode();
+        s.put("coveredSeq", hot.lastSeq());
+        s.put("bytes", bytes);
+        ArrayNode rows = s.putArray("producers");
+        for (Object[] row : producers.rows()) {
+            rows.addArray().add((String) row[0]).add((Long) row[1]).add((Long) row[2]).add((Long) row[3]);
+        }
+        try {
+            writeAtomically(dir.resolve("state.json"), Json.bytes(s));
+            appendedSinceSnapshot = 0;
+        } catch (IOException e) {
+            // The snapshot only saves start-up time; the queue stays the truth.
+        }
+    }
+
+    static void writeAtomically(Path target, byte[] content) throws IOException {
+        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
+        try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.TRUNCATE_EXISTING, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(content));
+            ch.force(true);
+        }
+        try {
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** Appends on the writer thread; the caller's commit syncs the queue and publishes the head. */
+    AppendResult append(AppendRequest req, Writers.Commit commit, String durable) {
+        if (req.producerId() != null) {
+            ProducerWindow.Applied seen = producers.find(req.producerId(), req.producerSeq());
+            if (seen != null) {
+                return new AppendResult(seen.firstSeq(), seen.lastSeq(), hot.lastTs(), durable, true);
+            }
+            if (producers.isStale(req.producerId(), req.producerSeq())) {
+                throw new StrandException(ErrorCode.PRODUCER_SEQ_STALE, "producerSeq " + req.producerSeq()
+                        + " of producer '" + req.producerId() + "' is older than the retry window of log " + name);
+            }
+        }
+        long head = hot.lastSeq() > 0 ? hot.lastSeq() : cold.lastSeq();
+        if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
+            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
+                    + ", not " + req.expectedLastSeq(), Map.of("head", head));
+        }
+        if (hot.lastSeq() == 0 && cold.lastSeq() > 0) {
+            throw new StrandException(ErrorCode.INTERNAL, "hot part of " + ws + "/" + name + " is empty after seq " + head);
+        }
+        long first = hot.append(System.currentTimeMillis(), req.data(), req.keys(),
+                req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
+        long last = hot.lastSeq();
+        for (byte[] d : req.data()) {
+            bytes += d.length;
+        }
+        if (req.producerId() != null) {
+            producers.record(req.producerId(), req.producerSeq(), first, last);
+        }
+        appendedSinceSnapshot += req.data().size();
+        if (appendedSinceSnapshot >= SNAPSHOT_EVERY) {
+            snapshot();
+        }
+        commit.touched(hot::sync);
+        commit.afterDurable(() -> headSignal.publish(last));
+        return new AppendResult(first, last, hot.lastTs(), durable, false);
+    }
+
+    /** The committed head: what readers may see. */
+    long head() {
+        return headSignal.head();
+    }
+
+    long first() {
+        long coldFirst = cold.firstSeq();
+        if (coldFirst > 0) {
+            return coldFirst;
+        }
+        long hotFirst = hot.firstSeq();
+        return hotFirst > 0 ? hotFirst : head() + 1;
+    }
+
+    long hotFirst() {
+        long f = hot.firstSeq();
+        return f > 0 ? f : head() + 1;
+    }
+
+    /** Entries {@code from ≤ seq ≤ min(toSeq, head)} across cold and hot, in order; returns the next seq. */
+    long read(long from, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+        long upTo = Math.min(toSeq, head());
+        long next = from;
+        int[] count = {0};
+        long[] weight = {0};
+        Consumer<Entry> counting = e -> {
+            count[0]++;
+            weight[0] += e.weight();
+            sink.accept(e);
+        };
+        long hotFirst = hot.firstSeq();
+        if (next <= upTo && (hotFirst == 0 || next < hotFirst) && cold.lastSeq() >= next) {
+            next = cold.read(next, Math.min(upTo, cold.lastSeq()), maxEntries, maxBytes, counting);
+        }
+        if (count[0] < maxEntries && (count[0] == 0 || weight[0] < maxBytes) && next <= upTo) {
+            next = hot.read(next, upTo, maxEntries - count[0], Math.max(1, maxBytes - weight[0]), counting);
+        }
+        return next;
+    }
+
+    /** The first seq with ts ≥ {@code ts} (binary search: ts never decreases within a log), or head+1. */
+    long seqAtOrAfter(long ts) {
+        long head = head();
+        long coldHit = cold.seqAtOrAfter(ts);
+        if (coldHit > 0) {
+            return coldHit;
+        }
+        long lo = Math.max(hot.firstSeq(), 1);
+        long hi = head;
+        if (hot.firstSeq() == 0 || lo > hi) {
+            return head + 1;
+        }
+        long found = head + 1;
+        while (lo <= hi) {
+            long mid = (lo + hi) >>> 1;
+            if (hot.tsOf(mid) >= ts) {
+                found = mid;
+                hi = mid - 1;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return found;
+    }
+
+    LogInfo info() {
+        long head = head();
+        long first = first();
+        return new LogInfo(name, first, head, hotFirst(), Math.max(0, head - first + 1), bytes, cold.segments(), created);
+    }
+
+    HotLog hot() {
+        return hot;
+    }
+
+    void cold(ColdPart part) {
+        this.cold = part;
+    }
+
+    ColdPart cold() {
+        return cold;
+    }
+
+    @Override
+    public void close() {
+        snapshot();
+        hot.close();
+    }
+}

@@ -1,0 +1,388 @@
+package io.strand.logtier;
+
+import io.strand.core.Entry;
+import io.strand.core.ErrorCode;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import io.strand.core.Writers;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+/**
+ * Every log of this node. Logs are opened lazily on first touch and closed when idle (by the
+ * {@code log-reaper} thread), so 100,000 logs cost a directory each, not a mapped queue each.
+ * Appends and deletes run as turns on the workspace's writer ({@link Writers}); reads run on the
+ * caller's thread against the committed head.
+ */
+public final class LogStore implements AutoCloseable {
+    private final LogConfig config;
+    private final Writers writers;
+    private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
+    private final AtomicInteger openLogs = new AtomicInteger();
+    private final ScheduledExecutorService reaper;
+    private volatile ColdAttacher coldAttacher = (ws, name) -> ColdPart.NONE;
+
+    /** Supplies the cold part of a log when it opens (set by the cold tier wiring). */
+    interface ColdAttacher {
+        ColdPart attach(String ws, String name);
+    }
+
+    public LogStore(LogConfig config, Writers writers) {
+        this.config = config;
+        this.writers = writers;
+        try {
+            Files.createDirectories(config.logsDir());
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot create " + config.logsDir() + ": " + e.getMessage());
+        }
+        this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "log-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+        reaper.scheduleWithFixedDelay(this::closeIdle, 1, 1, TimeUnit.SECONDS);
+    }
+
+    void coldAttacher(ColdAttacher attacher) {
+        this.coldAttacher = attacher;
+    }
+
+    public LogConfig config() {
+        return config;
+    }
+
+    public Writers writers() {
+        return writers;
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /** Validates, then appends on the workspace's writer; completes after durability. */
+    public CompletableFuture<AppendResult> append(String ws, String name, AppendRequest req) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        validate(req);
+        LogSlot slot = slot(ws, name);
+        String durable = config.durability().wire();
+        return writers.submit(ws, commit -> {
+            Log log = slot.acquire(true);
+            try {
+                return log.append(req, commit, durable);
+            } finally {
+                slot.release();
+            }
+        });
+    }
+
+    private void validate(AppendRequest req) {
+        int n = req.data().size();
+        if (n == 0) {
+            throw StrandException.badRequest("an append needs at least one entry");
+        }
+        if (n > config.maxBatchEntries()) {
+            throw StrandException.tooLarge("a batch holds at most " + config.maxBatchEntries() + " entries, got " + n);
+        }
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            int size = req.data().get(i).length;
+            if (size > config.maxEntryBytes()) {
+                throw new StrandException(ErrorCode.TOO_LARGE, "entry " + i + " data is " + size
+                        + " bytes; the limit is " + config.maxEntryBytes(), Map.of("index", i));
+            }
+            total += size;
+        }
+        if (total > config.maxBatchBytes()) {
+            throw StrandException.tooLarge("batch is " + total + " bytes; the limit is " + config.maxBatchBytes());
+        }
+    }
+
+    /** Removes the log's hot data (cold data through {@code afterDelete}); false when it did not exist. */
+    public CompletableFuture<Boolean> delete(String ws, String name) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        LogSlot slot = slot(ws, name);
+        return writers.submit(ws, commit -> {
+            boolean existed = slot.deleteAll();
+            NavigableSet<String> names = namesByWorkspace.get(ws);
+            if (names != null) {
+                names.remove(name);
+            }
+            return existed;
+        });
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /** Forward page from {@code from} (0 means 1). */
+    public Page readForward(String ws, String name, long from, int limit) {
+        return withLog(ws, name, log -> forward(log, Math.max(from, 1), limit, Long.MAX_VALUE), emptyPage(from));
+    }
+
+    /** Up to {@code limit} entries, ending before {@code before} (Long.MAX_VALUE = after the head), ascending. */
+    public Page readBackward(String ws, String name, long before, int limit) {
+        return withLog(ws, name, log -> {
+            long head = log.head();
+            long end = Math.min(before, head + 1);
+            long first = log.first();
+            long start = Math.max(first, end - limit);
+            List<Entry> entries = new ArrayList<>();
+            if (start < end) {
+                log.read(start, end - 1, limit, Long.MAX_VALUE, entries::add);
+            }
+            long prev = entries.isEmpty() ? Math.min(start, end) : entries.getFirst().seq();
+            return new Page(entries, entries.isEmpty() ? end : entries.getLast().seq() + 1, prev, first, head, null);
+        }, new Page(List.of(), 1, 1, 1, 0, null));
+    }
+
+    /** Forward page from the first entry with ts ≥ {@code ts}. */
+    public Page readFromTime(String ws, String name, long ts, int limit) {
+        return withLog(ws, name, log -> forward(log, log.seqAtOrAfter(ts), limit, Long.MAX_VALUE), emptyPage(1));
+    }
+
+    /** A chunk for a subscription: at most {@code maxEntries} and about {@code maxBytes}. */
+    public Page readChunk(String ws, String name, long from, int maxEntries, long maxBytes) {
+        return withLog(ws, name, log -> forward(log, Math.max(from, 1), maxEntries, maxBytes), emptyPage(from));
+    }
+
+    private static Page emptyPage(long from) {
+        long f = Math.max(from, 1);
+        return new Page(List.of(), f, 0, 1, 0, null);
+    }
+
+    private Page forward(Log log, long from, int limit, long maxBytes) {
+        long first = log.first();
+        long head = log.head();
+        Page.Gap gap = null;
+        long start = from;
+        if (from < first && first > 1) {
+            gap = new Page.Gap(from, first - 1);
+            start = first;
+        }
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        long next = log.read(start, head, limit, maxBytes, entries::add);
+        return new Page(entries, Math.max(next, start), 0, first, head, gap);
+    }
+
+    public Optional<LogInfo> info(String ws, String name) {
+        return Optional.ofNullable(withLog(ws, name, Log::info, null));
+    }
+
+    /** Log names of a workspace in name order, after {@code after} (exclusive, may be null). */
+    public List<String> list(String ws, String after, int limit) {
+        Names.workspace(ws);
+        NavigableSet<String> names = names(ws);
+        NavigableSet<String> tail = after == null || after.isEmpty() ? names : names.tailSet(after, false);
+        List<String> out = new ArrayList<>(Math.min(limit, 1024));
+        for (String n : tail) {
+            if (out.size() >= limit) {
+                break;
+            }
+            out.add(n);
+        }
+        return out;
+    }
+
+    private NavigableSet<String> names(String ws) {
+        return namesByWorkspace.computeIfAbsent(ws, w -> {
+            NavigableSet<String> set = new ConcurrentSkipListSet<>();
+            Path dir = config.logsDir().resolve(w);
+            if (Files.isDirectory(dir)) {
+                try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
+                    for (Path p : stream) {
+                        String n = p.getFileName().toString();
+                        if (Names.isObject(n) && Log.exists(p)) {
+                            set.add(n);
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new StrandException(ErrorCode.UNAVAILABLE, "cannot list logs of " + w + ": " + e.getMessage());
+                }
+            }
+            return set;
+        });
+    }
+
+    private <T> T withLog(String ws, String name, java.util.function.Function<Log, T> body, T absent) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        LogSlot slot = slot(ws, name);
+        Log log = slot.acquire(false);
+        if (log == null) {
+            return absent;
+        }
+        try {
+            return body.apply(log);
+        } finally {
+            slot.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- subscriptions
+
+    /** A handle that keeps a log's head signal while a subscription follows it; close when done. */
+    public LogWatch watch(String ws, String name) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        LogSlot slot = slot(ws, name);
+        slot.addWatcher();
+        return new LogWatch(this, ws, name, slot);
+    }
+
+    /** Current committed head of a log (opening it if it exists). */
+    long headOf(String ws, String name, LogSlot slot) {
+        Log log = slot.acquire(false);
+        if (log == null) {
+            return slot.signal.head();
+        }
+        try {
+            return log.head();
+        } finally {
+            slot.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- slots
+
+    private LogSlot slot(String ws, String name) {
+        String key = ws + '/' + name;
+        return slots.computeIfAbsent(key, k -> new LogSlot(ws, name, config.logsDir().resolve(ws).resolve(name)));
+    }
+
+    /** Closes idle logs, least recently used first when too many are open, and forgets unused slots. */
+    private void closeIdle() {
+        try {
+            long now = System.nanoTime();
+            long idleNanos = config.idleClose().toNanos();
+            int over = openLogs.get() - config.maxOpenLogs();
+            List<LogSlot> candidates = new ArrayList<>(slots.values());
+            if (over > 0) {
+                candidates.sort(Comparator.comparingLong(LogSlot::lastUsed));
+            }
+            for (LogSlot slot : candidates) {
+                boolean force = over > 0;
+                if (slot.closeIfIdle(now, force ? 0 : idleNanos)) {
+                    over--;
+                }
+                if (slot.removable()) {
+                    slots.remove(slot.ws + '/' + slot.name, slot);
+                }
+            }
+        } catch (RuntimeException e) {
+            System.getLogger("strand.logs").log(System.Logger.Level.WARNING, "idle close failed", e);
+        }
+    }
+
+    public int openLogs() {
+        return openLogs.get();
+    }
+
+    @Override
+    public void close() {
+        reaper.shutdownNow();
+        for (LogSlot slot : slots.values()) {
+            slot.closeIfIdle(Long.MAX_VALUE, 0);
+        }
+    }
+
+    /** One log's place in the registry: its head signal and, while in use, its open {@link Log}. */
+    final class LogSlot {
+        final String ws;
+        final String name;
+        final Path dir;
+        final HeadSignal signal = new HeadSignal();
+        private Log log;
+        private int active;
+        private int watchers;
+        private long lastUsed = System.nanoTime();
+
+        LogSlot(String ws, String name, Path dir) {
+            this.ws = ws;
+            this.name = name;
+            this.dir = dir;
+        }
+
+        synchronized Log acquire(boolean create) {
+            if (log == null) {
+                log = Log.open(ws, name, dir, config, signal, create);
+                if (log == null) {
+                    return null;
+                }
+                openLogs.incrementAndGet();
+                log.cold(coldAttacher.attach(ws, name));
+                if (create) {
+                    names(ws).add(name);
+                }
+            }
+            active++;
+            lastUsed = System.nanoTime();
+            return log;
+        }
+
+        synchronized void release() {
+            active--;
+            lastUsed = System.nanoTime();
+        }
+
+        synchronized void addWatcher() {
+            watchers++;
+        }
+
+        synchronized void removeWatcher() {
+            watchers--;
+        }
+
+        synchronized long lastUsed() {
+            return lastUsed;
+        }
+
+        synchronized boolean closeIfIdle(long now, long idleNanos) {
+            if (log == null || active > 0 || now - lastUsed < idleNanos) {
+                return false;
+            }
+            log.close();
+            log = null;
+            openLogs.decrementAndGet();
+            return true;
+        }
+
+        synchronized boolean removable() {
+            return log == null && active == 0 && watchers == 0;
+        }
+
+        /** Closes and removes the log's files; writer thread. */
+        synchronized boolean deleteAll() throws IOException {
+            boolean existed = log != null || Log.exists(dir);
+            if (log != null) {
+                log.hot().close();
+                log = null;
+                openLogs.decrementAndGet();
+            }
+            if (Files.exists(dir)) {
+                try (Stream<Path> walk = Files.walk(dir)) {
+                    for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+            }
+            signal.reset(0);
+            return existed;
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package io.strand.logtier;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+/**
+ * Strand seq → Chronicle queue index. Queue indexes are {@code cycle << bits | n} and jump at every
+ * roll, but within one cycle every excerpt (and so every seq, see {@link EntryCodec}) takes the
+ * next index. So one record per cycle — the first seq in it and its index — maps any seq with a
+ * floor lookup and an addition, never a scan. Written by the log's writer, read by any thread.
+ */
+final class SeqIndex {
+    private record CycleStart(long firstSeq, long firstIndex, int cycle) {
+    }
+
+    private final ConcurrentSkipListMap<Long, CycleStart> bySeq = new ConcurrentSkipListMap<>();
+
+    /** Records that {@code cycle} starts with {@code firstSeq} at queue index {@code firstIndex}. */
+    void cycleStarted(int cycle, long firstSeq, long firstIndex) {
+        bySeq.put(firstSeq, new CycleStart(firstSeq, firstIndex, cycle));
+    }
+
+    /** The queue index of {@code seq}, or -1 when it lies before the first indexed cycle. */
+    long indexOf(long seq) {
+        Map.Entry<Long, CycleStart> e = bySeq.floorEntry(seq);
+        if (e == null) {
+            return -1;
+        }
+        CycleStart start = e.getValue();
+        return start.firstIndex + (seq - start.firstSeq);
+    }
+
+    /** Forgets cycles whose every seq is below {@code seq} (their files were dropped). */
+    void dropBefore(long seq) {
+        Map.Entry<Long, CycleStart> keep = bySeq.floorEntry(seq);
+        if (keep != null) {
+            bySeq.headMap(keep.getKey(), false).clear();
+        }
+    }
+
+    /** The cycle holding {@code seq}, or -1. */
+    int cycleOf(long seq) {
+        Map.Entry<Long, CycleStart> e = bySeq.floorEntry(seq);
+        return e == null ? -1 : e.getValue().cycle;
+    }
+
+    /** The first seq of the cycle after the one holding {@code seq}, or -1 when that is the last cycle. */
+    long firstSeqOfNextCycle(long seq) {
+        Long next = bySeq.higherKey(seq);
+        return next == null ? -1 : next;
+    }
+
+    int cycles() {
+        return bySeq.size();
+    }
+
+    int lastCycle() {
+        Map.Entry<Long, CycleStart> e = bySeq.lastEntry();
+        return e == null ? Integer.MIN_VALUE : e.getValue().cycle;
+    }
+}

@@ -1,0 +1,207 @@
+package io.strand.logtier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.strand.core.Durability;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import io.strand.core.Writers;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class LogStoreTest {
+    @TempDir
+    Path dir;
+    private Writers writers;
+    private LogStore store;
+    private final AtomicInteger syncs = new AtomicInteger();
+
+    private LogStore open(LogConfig config) {
+        writers = new Writers("test", 2, config.durability(), 1024, nanos -> syncs.incrementAndGet());
+        store = new LogStore(config, writers);
+        return store;
+    }
+
+    private void reopen(LogConfig config) {
+        store.close();
+        writers.close();
+        open(config);
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+        writers.close();
+    }
+
+    private static AppendRequest one(String json) {
+        return AppendRequest.of(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static AppendRequest batch(int n, int from) {
+        List<byte[]> data = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            data.add(("{\"i\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8));
+            keys.add(i % 2 == 0 ? "k" + i : null);
+        }
+        return new AppendRequest(data, keys, null, null, null);
+    }
+
+    private static List<Long> seqs(Page page) {
+        return page.entries().stream().map(e -> e.seq()).toList();
+    }
+
+    @Test
+    void readShouldReturnDenseSeqsAcrossBatchesAndRestart() {
+        LogConfig config = LogConfig.defaults(dir, Durability.FSYNC);
+        open(config);
+        assertEquals(1, store.append("w", "a", one("{\"x\":1}")).join().firstSeq());
+        AppendResult b = store.append("w", "a", batch(5, 0)).join();
+        assertEquals(2, b.firstSeq());
+        assertEquals(6, b.lastSeq());
+        assertEquals("fsync", b.durable());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L), seqs(store.readForward("w", "a", 0, 100)));
+        assertEquals(List.of(4L, 5L), seqs(store.readForward("w", "a", 4, 2)));
+        reopen(config);
+        Page page = store.readForward("w", "a", 3, 100);
+        assertEquals(List.of(3L, 4L, 5L, 6L), seqs(page));
+        assertEquals("{\"i\":1}", page.entries().getFirst().dataText());
+        assertEquals(7, store.append("w", "a", one("7")).join().firstSeq());
+        Page back = store.readBackward("w", "a", Long.MAX_VALUE, 3);
+        assertEquals(List.of(5L, 6L, 7L), seqs(back));
+        assertEquals(5, back.prev());
+    }
+
+    @Test
+    void seqIndexShouldMapSeqsWhenQueueRollsAcrossCycles() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withRollCycle(TestRollCycles.TEST_SECONDLY);
+        open(config);
+        long seq = 0;
+        int cyclesSeen = 0;
+        long lastCycleTime = System.currentTimeMillis() / 1000;
+        while (cyclesSeen < 3) { // append until the queue has rolled at least three times
+            seq = store.append("w", "r", (seq % 3 == 0) ? batch(3, (int) seq) : one("{\"n\":" + seq + "}")).join().lastSeq();
+            long now = System.currentTimeMillis() / 1000;
+            if (now != lastCycleTime) {
+                cyclesSeen++;
+                lastCycleTime = now;
+            }
+        }
+        long head = seq;
+        for (long from = 1; from <= head; from += Math.max(1, head / 97)) {
+            Page p = store.readForward("w", "r", from, 7);
+            assertEquals(from, p.entries().getFirst().seq(), "first seq of page from " + from);
+            for (int i = 1; i < p.entries().size(); i++) {
+                assertEquals(p.entries().get(i - 1).seq() + 1, p.entries().get(i).seq());
+            }
+        }
+        reopen(config);
+        List<Long> all = new ArrayList<>();
+        long next = 1;
+        while (next <= head) {
+            Page p = store.readForward("w", "r", next, 1000);
+            all.addAll(seqs(p));
+            next = p.next();
+        }
+        assertEquals(head, all.size());
+        for (int i = 0; i < all.size(); i++) {
+            assertEquals(i + 1, all.get(i));
+        }
+    }
+
+    @Test
+    void producerRetryShouldReturnOriginalSeqsAcrossRestart() {
+        LogConfig config = LogConfig.defaults(dir, Durability.FSYNC);
+        open(config);
+        AppendRequest req = new AppendRequest(batch(2, 0).data(), batch(2, 0).keys(), null, "p1", 7L);
+        AppendResult first = store.append("w", "idem", req).join();
+        store.append("w", "idem", one("1")).join();
+        AppendResult retry = store.append("w", "idem", req).join();
+        assertTrue(retry.duplicate());
+        assertEquals(first.firstSeq(), retry.firstSeq());
+        assertEquals(first.lastSeq(), retry.lastSeq());
+        reopen(config);
+        AppendResult afterRestart = store.append("w", "idem", req).join();
+        assertTrue(afterRestart.duplicate());
+        assertEquals(1, afterRestart.firstSeq());
+        assertEquals(3, store.readForward("w", "idem", 1, 10).entries().size());
+    }
+
+    @Test
+    void appendShouldRefuseWhenExpectedLastSeqDiffers() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        AppendRequest expectEmpty = new AppendRequest(batch(1, 0).data(), batch(1, 0).keys(), 0L, null, null);
+        assertEquals(1, store.append("w", "x", expectEmpty).join().firstSeq());
+        CompletionException e = assertThrows(CompletionException.class, () -> store.append("w", "x", expectEmpty).join());
+        StrandException se = (StrandException) e.getCause();
+        assertEquals(ErrorCode.SEQ_MISMATCH, se.code());
+        assertEquals(1L, se.extras().get("head"));
+    }
+
+    @Test
+    void groupCommitShouldShareSyncsWhenWritersAreConcurrent() {
+        open(LogConfig.defaults(dir, Durability.FSYNC));
+        List<CompletableFuture<AppendResult>> acks = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            acks.add(store.append("w", "g", one("{\"i\":" + i + "}")));
+        }
+        acks.forEach(CompletableFuture::join);
+        assertTrue(syncs.get() < 2000, "2000 appends should share syncs, saw " + syncs.get());
+        assertEquals(2000, store.info("w", "g").orElseThrow().head());
+    }
+
+    @Test
+    void readFromTimeShouldStartAtFirstEntryAtOrAfterTime() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        store.append("w", "t", one("1")).join();
+        long ts2 = store.append("w", "t", one("2")).join().ts();
+        store.append("w", "t", one("3")).join();
+        Page p = store.readFromTime("w", "t", ts2, 10);
+        assertTrue(p.entries().getFirst().ts() >= ts2);
+        assertTrue(p.entries().getFirst().seq() <= 2);
+        assertEquals(0, store.readFromTime("w", "t", ts2 + 60_000, 10).entries().size());
+    }
+
+    @Test
+    void readShouldBeEmptyWhenLogWasNeverCreated() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        Page p = store.readForward("w", "nope", 1, 10);
+        assertEquals(0, p.head());
+        assertTrue(p.entries().isEmpty());
+        assertFalse(store.info("w", "nope").isPresent());
+        assertThrows(StrandException.class, () -> store.readForward("w", "..", 1, 10));
+    }
+
+    @Test
+    void idleLogsShouldCloseAndReopenTransparently() throws Exception {
+        open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1));
+        for (int i = 0; i < 20; i++) {
+            store.append("w", "l" + i, one("{}")).join();
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (store.openLogs() > 1 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertTrue(store.openLogs() <= 1, "idle logs should be closed, open: " + store.openLogs());
+        assertEquals(1, store.readForward("w", "l3", 1, 10).entries().size());
+        assertEquals(20, store.list("w", null, 100).size());
+        assertEquals(List.of("l3", "l4"), store.list("w", "l2", 2));
+        assertTrue(store.delete("w", "l3").join());
+        assertFalse(store.info("w", "l3").isPresent());
+    }
+}
