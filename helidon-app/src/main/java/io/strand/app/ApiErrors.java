@@ -1,0 +1,60 @@
+package io.strand.app;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/** The one place where failures become the SPEC §2 error object, for HTTP and WebSocket alike. */
+public final class ApiErrors {
+    private static final System.Logger LOG = System.getLogger("strand.api");
+
+    private ApiErrors() {
+    }
+
+    /** Unwraps future wrappers and turns anything unexpected into {@code internal}. */
+    public static StrandException classify(Throwable t) {
+        Throwable cause = t;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof StrandException se) {
+            return se;
+        }
+        if (cause instanceof IllegalArgumentException iae) {
+            return StrandException.badRequest(iae.getMessage());
+        }
+        LOG.log(System.Logger.Level.ERROR, "unexpected failure", cause);
+        return new StrandException(ErrorCode.INTERNAL, "internal error: " + cause.getClass().getSimpleName());
+    }
+
+    /** {@code {"code":…,"message":…, …extras}} */
+    public static ObjectNode errorObject(StrandException e) {
+        ObjectNode error = Json.MAPPER.createObjectNode();
+        error.put("code", e.code().wire());
+        error.put("message", e.getMessage());
+        for (Map.Entry<String, Object> extra : e.extras().entrySet()) {
+            error.set(extra.getKey(), Json.MAPPER.valueToTree(extra.getValue()));
+        }
+        return error;
+    }
+
+    public static byte[] httpBody(StrandException e) {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        body.set("error", errorObject(e));
+        return Json.bytes(body);
+    }
+
+    /** {@code {"id":…,"ok":false,"error":{…}}} */
+    public static String socketReply(JsonNode id, StrandException e) {
+        ObjectNode reply = Json.MAPPER.createObjectNode();
+        reply.set("id", id);
+        reply.put("ok", false);
+        reply.set("error", errorObject(e));
+        return Json.string(reply);
+    }
+}

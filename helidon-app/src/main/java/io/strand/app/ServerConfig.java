@@ -1,0 +1,126 @@
+package io.strand.app;
+
+import io.strand.core.Durability;
+import io.strand.logtier.LogConfig;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The server's settings (SPEC §10), immutable and validated once. Built from a map whose keys are
+ * the environment names ({@code STRAND_PORT}, {@code STRAND_DATA}, …): the CLI's flags and the
+ * environment fill the same map, so both spellings mean exactly the same thing.
+ */
+public record ServerConfig(
+        String host,
+        int port,
+        Path dataDir,
+        Durability durability,
+        String cold,
+        String s3Endpoint,
+        String s3Region,
+        boolean s3PathStyle,
+        LogConfig.HotThreshold hot,
+        int writerThreads,
+        long maxBodyBytes,
+        int maxFrameBytes,
+        int maxConnectionsPerWorkspace,
+        int maxSubscriptionsPerSocket,
+        Duration heartbeat,
+        boolean auth) {
+
+    public static final Map<String, String> DEFAULTS = Map.ofEntries(
+            Map.entry("STRAND_HOST", "127.0.0.1"),
+            Map.entry("STRAND_PORT", "8080"),
+            Map.entry("STRAND_DATA", "./data"),
+            Map.entry("STRAND_DURABILITY", "fsync"),
+            Map.entry("STRAND_S3_REGION", "us-east-1"),
+            Map.entry("STRAND_S3_PATH_STYLE", "false"),
+            Map.entry("STRAND_HOT_MAX_ENTRIES", "1000000"),
+            Map.entry("STRAND_HOT_MAX_BYTES", String.valueOf(256L << 20)),
+            Map.entry("STRAND_HOT_MAX_AGE", "7d"),
+            Map.entry("STRAND_WRITERS", "4"),
+            Map.entry("STRAND_MAX_BODY_BYTES", String.valueOf(4 << 20)),
+            Map.entry("STRAND_MAX_FRAME_BYTES", String.valueOf(1 << 20)),
+            Map.entry("STRAND_MAX_CONNECTIONS_PER_WORKSPACE", "10000"),
+            Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
+            Map.entry("STRAND_HEARTBEAT", "15s"),
+            Map.entry("STRAND_AUTH", "true"));
+
+    public ServerConfig {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535, not " + port);
+        }
+        if (writerThreads < 1 || maxBodyBytes < 1024 || maxFrameBytes < 1024) {
+            throw new IllegalArgumentException("writers ≥ 1, body and frame limits ≥ 1 KiB");
+        }
+        if (cold != null && !cold.isBlank()) {
+            String scheme = URI.create(cold).getScheme();
+            if (!"file".equals(scheme) && !"s3".equals(scheme)) {
+                throw new IllegalArgumentException("--cold must be file:///dir or s3://bucket/prefix, not " + cold);
+            }
+        }
+    }
+
+    /** Settings from {@code values} (environment-style keys), falling back to {@link #DEFAULTS}. */
+    public static ServerConfig from(Map<String, String> values) {
+        Function<String, String> get = k -> {
+            String v = values.get(k);
+            return v == null || v.isBlank() ? DEFAULTS.get(k) : v.trim();
+        };
+        Path data = Path.of(get.apply("STRAND_DATA")).toAbsolutePath().normalize();
+        String cold = get.apply("STRAND_COLD");
+        return new ServerConfig(
+                get.apply("STRAND_HOST"),
+                Integer.parseInt(get.apply("STRAND_PORT")),
+                data,
+                Durability.parse(get.apply("STRAND_DURABILITY")),
+                cold == null ? data.resolve("cold").toUri().toString() : cold,
+                get.apply("STRAND_S3_ENDPOINT"),
+                get.apply("STRAND_S3_REGION"),
+                Boolean.parseBoolean(get.apply("STRAND_S3_PATH_STYLE")),
+                new LogConfig.HotThreshold(Long.parseLong(get.apply("STRAND_HOT_MAX_ENTRIES")),
+                        Long.parseLong(get.apply("STRAND_HOT_MAX_BYTES")), duration(get.apply("STRAND_HOT_MAX_AGE"))),
+                Integer.parseInt(get.apply("STRAND_WRITERS")),
+                Long.parseLong(get.apply("STRAND_MAX_BODY_BYTES")),
+                Integer.parseInt(get.apply("STRAND_MAX_FRAME_BYTES")),
+                Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_WORKSPACE")),
+                Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
+                duration(get.apply("STRAND_HEARTBEAT")),
+                Boolean.parseBoolean(get.apply("STRAND_AUTH")));
+    }
+
+    /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */
+    public static Duration duration(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (t.startsWith("p")) {
+                return Duration.parse(t.toUpperCase(Locale.ROOT));
+            }
+            if (t.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            }
+            long n = Long.parseLong(t.substring(0, t.length() - 1));
+            return switch (t.charAt(t.length() - 1)) {
+                case 's' -> Duration.ofSeconds(n);
+                case 'm' -> Duration.ofMinutes(n);
+                case 'h' -> Duration.ofHours(n);
+                case 'd' -> Duration.ofDays(n);
+                default -> throw new IllegalArgumentException();
+            };
+        } catch (RuntimeException e) {
+            if (e instanceof DateTimeParseException || e instanceof IllegalArgumentException) {
+                throw new IllegalArgumentException("not a duration: '" + text + "' (use 30s, 5m, 2h, 7d or PT1H)");
+            }
+            throw e;
+        }
+    }
+
+    public LogConfig logConfig() {
+        return LogConfig.defaults(dataDir, durability).withHot(hot);
+    }
+}

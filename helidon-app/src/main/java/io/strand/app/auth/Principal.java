@@ -1,0 +1,23 @@
+package io.strand.app.auth;
+
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+
+/** Who a request acts as: a workspace (or {@code *} for root), a scope, and the token's id and expiry. */
+public record Principal(String ws, Scope scope, String jti, long expEpochSeconds) {
+    public static final Principal ROOT = new Principal("*", Scope.ADMIN, "root", Long.MAX_VALUE);
+
+    public boolean isRoot() {
+        return "*".equals(ws) && scope == Scope.ADMIN;
+    }
+
+    /** 403 unless this principal may act on {@code workspace} with {@code needed}. */
+    public void require(String workspace, Scope needed) {
+        if (!"*".equals(ws) && !ws.equals(workspace)) {
+            throw new StrandException(ErrorCode.FORBIDDEN, "this token is for workspace '" + ws + "', not '" + workspace + "'");
+        }
+        if (!scope.includes(needed)) {
+            throw new StrandException(ErrorCode.FORBIDDEN, "this needs scope '" + needed.wire() + "'; the token has '" + scope.wire() + "'");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.strand.app.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.ApiErrors;
+import io.strand.app.auth.Principal;
+import io.strand.app.auth.Scope;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.common.media.type.MediaTypes;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+
+/** Request and response plumbing every HTTP service shares: bounded JSON bodies, params, replies. */
+public final class HttpIo {
+    private final long maxBodyBytes;
+
+    public HttpIo(long maxBodyBytes) {
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    /** The body as JSON, refusing more than the body limit with 413 before reading it all. */
+    public JsonNode json(ServerRequest req) {
+        var length = req.headers().contentLength();
+        if (length.isPresent() && length.getAsLong() > maxBodyBytes) {
+            throw StrandException.tooLarge("request body is " + length.getAsLong() + " bytes; the limit is " + maxBodyBytes);
+        }
+        if (!req.content().hasEntity()) {
+            throw StrandException.badRequest("a JSON body is required");
+        }
+        try (InputStream in = req.content().inputStream()) {
+            byte[] body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+            if (body.length > maxBodyBytes) {
+                throw StrandException.tooLarge("request body exceeds the limit of " + maxBodyBytes + " bytes");
+            }
+            return Json.parse(body);
+        } catch (IOException e) {
+            throw StrandException.badRequest("cannot read the request body: " + e.getMessage());
+        }
+    }
+
+    public static String param(ServerRequest req, String name) {
+        return req.query().contains(name) ? req.query().get(name) : null;
+    }
+
+    public static String path(ServerRequest req, String name) {
+        return req.path().pathParameters().get(name);
+    }
+
+    /** The authenticated caller, checked for {@code scope} on {@code ws}. */
+    public static Principal require(ServerRequest req, String ws, Scope scope) {
+        Principal p = req.context().get(Principal.class)
+                .orElseThrow(() -> new StrandException(ErrorCode.UNAUTHORIZED, "missing bearer token"));
+        p.require(ws, scope);
+        return p;
+    }
+
+    public static void send(ServerResponse res, int status, String json) {
+        send(res, status, json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static void send(ServerResponse res, int status, byte[] json) {
+        res.status(Status.create(status));
+        res.headers().contentType(MediaTypes.APPLICATION_JSON);
+        res.headers().set(HeaderNames.CACHE_CONTROL, "no-store");
+        res.send(json);
+    }
+
+    public static void ok(ServerResponse res, Object body) {
+        send(res, 200, Json.bytes(body));
+    }
+
+    public static void error(ServerResponse res, Throwable t) {
+        StrandException e = ApiErrors.classify(t);
+        if (res.isSent()) {
+            return;
+        }
+        send(res, e.code().httpStatus(), ApiErrors.httpBody(e));
+    }
+}

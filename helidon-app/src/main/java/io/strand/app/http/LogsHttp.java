@@ -1,0 +1,114 @@
+package io.strand.app.http;
+
+import static io.strand.app.http.HttpIo.param;
+import static io.strand.app.http.HttpIo.path;
+import static io.strand.app.http.HttpIo.require;
+
+import io.strand.app.EntryJson;
+import io.strand.app.LogRequests;
+import io.strand.app.StrandMetrics;
+import io.strand.app.auth.Scope;
+import io.strand.core.Json;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import io.strand.logtier.AppendRequest;
+import io.strand.logtier.AppendResult;
+import io.strand.logtier.LogInfo;
+import io.strand.logtier.LogStore;
+import io.strand.logtier.Page;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.util.Map;
+
+/** The log rows of SPEC §5 under {@code /v1/ws/{ws}/logs}. */
+public final class LogsHttp implements HttpService {
+    private final LogStore logs;
+    private final HttpIo io;
+    private final StrandMetrics metrics;
+    private final LogDeleter deleter;
+
+    /** Deletes a log's hot and cold data (the cold tier adds its part when configured). */
+    public interface LogDeleter {
+        boolean delete(String ws, String log);
+    }
+
+    public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter) {
+        this.logs = logs;
+        this.io = io;
+        this.metrics = metrics;
+        this.deleter = deleter;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.post("/ws/{ws}/logs/{log}/entries", this::append)
+                .get("/ws/{ws}/logs/{log}/entries", this::read)
+                .get("/ws/{ws}/logs/{log}", this::info)
+                .delete("/ws/{ws}/logs/{log}", this::delete)
+                .get("/ws/{ws}/logs", this::list);
+    }
+
+    private void append(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        String log = Names.object("log", path(req, "log"));
+        require(req, ws, Scope.RW);
+        AppendRequest append = LogRequests.append(io.json(req));
+        AppendResult result = metrics.timeAppend(append, logs.append(ws, log, append)).join();
+        HttpIo.send(res, 200, Json.bytes(Replies.append(result)));
+    }
+
+    private void read(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        String log = Names.object("log", path(req, "log"));
+        require(req, ws, Scope.READ);
+        LogRequests.ReadSpec spec = LogRequests.read(name -> param(req, name));
+        Page page = read(logs, ws, log, spec);
+        HttpIo.send(res, 200, EntryJson.page(page, spec.before() != null));
+    }
+
+    /** One read for HTTP and WebSocket. */
+    public static Page read(LogStore logs, String ws, String log, LogRequests.ReadSpec spec) {
+        if (spec.before() != null) {
+            return logs.readBackward(ws, log, spec.before(), spec.limit());
+        }
+        if (spec.fromTime() != null) {
+            return logs.readFromTime(ws, log, spec.fromTime(), spec.limit());
+        }
+        return logs.readForward(ws, log, spec.from(), spec.limit());
+    }
+
+    private void info(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        String log = Names.object("log", path(req, "log"));
+        require(req, ws, Scope.READ);
+        LogInfo info = logs.info(ws, log).orElseThrow(() -> StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'"));
+        HttpIo.ok(res, info);
+    }
+
+    private void delete(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        String log = Names.object("log", path(req, "log"));
+        require(req, ws, Scope.ADMIN);
+        if (!deleter.delete(ws, log)) {
+            throw StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'");
+        }
+        HttpIo.ok(res, Map.of("deleted", true));
+    }
+
+    private void list(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        require(req, ws, Scope.READ);
+        LogRequests.ReadSpec spec = LogRequests.read(name -> "limit".equals(name) ? param(req, name) : null);
+        String after = param(req, "after");
+        var names = logs.list(ws, after, spec.limit());
+        var body = Json.MAPPER.createObjectNode();
+        var arr = body.putArray("logs");
+        names.forEach(arr::add);
+        if (names.size() == spec.limit()) {
+            body.put("after", names.getLast());
+        }
+        HttpIo.ok(res, body);
+    }
+}

@@ -1,0 +1,341 @@
+package io.strand.app.ws;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.common.buffers.BufferData;
+import io.helidon.http.Headers;
+import io.helidon.http.HttpPrologue;
+import io.helidon.websocket.WsCloseCodes;
+import io.helidon.websocket.WsListener;
+import io.helidon.websocket.WsSession;
+import io.helidon.websocket.WsUpgradeException;
+import io.strand.app.ApiErrors;
+import io.strand.app.LogRequests;
+import io.strand.app.StrandMetrics;
+import io.strand.app.auth.Authenticator;
+import io.strand.app.auth.Principal;
+import io.strand.app.auth.Scope;
+import io.strand.app.EntryJson;
+import io.strand.app.http.LogsHttp;
+import io.strand.app.http.Replies;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import io.strand.logtier.AppendRequest;
+import io.strand.logtier.LogStore;
+import io.strand.logtier.Page;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One WebSocket connection ({@code /v1/ws/{ws}/socket}): every log and doc op of a workspace
+ * over one socket (SPEC §6). Frames are parsed on the connection's thread and write ops are
+ * queued to the writer right there, so appends keep the order they were sent in; replies go out
+ * on virtual threads as their results complete, so requests pipeline.
+ */
+public final class SocketEndpoint implements WsListener {
+    private static final Executor REPLIES = Executors.newVirtualThreadPerTaskExecutor();
+
+    private final SocketContext ctx;
+    private final ConcurrentHashMap<String, Subscription> subscriptions = new ConcurrentHashMap<>();
+    private final AtomicLong subCounter = new AtomicLong();
+    private final StringBuilder partial = new StringBuilder();
+    private String ws;
+    private Principal principal;
+    private SocketWriter out;
+    private boolean counted;
+
+    /** What every connection shares: stores, auth, limits, and the per-workspace connection counts. */
+    public record SocketContext(LogStore logs, DocOps docs, Authenticator auth, StrandMetrics metrics,
+                                int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
+                                ConcurrentHashMap<String, AtomicLong> connections) {
+    }
+
+    /** Doc ops over the socket; null until the doc store is wired. */
+    public interface DocOps {
+        CompletableFuture<JsonNode> handle(String op, String ws, JsonNode frame, Principal principal);
+    }
+
+    public SocketEndpoint(SocketContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public java.util.Optional<Headers> onHttpUpgrade(HttpPrologue prologue, Headers headers) throws WsUpgradeException {
+        String path = prologue.uriPath().path();
+        String[] parts = path.split("/");
+        // /v1/ws/{ws}/socket
+        if (parts.length != 5 || !Names.isWorkspace(parts[3])) {
+            throw new WsUpgradeException("invalid workspace in " + path);
+        }
+        ws = parts[3];
+        String token = null;
+        if (headers.contains(io.helidon.http.HeaderNames.AUTHORIZATION)) {
+            String value = headers.get(io.helidon.http.HeaderNames.AUTHORIZATION).get();
+            if (value.regionMatches(true, 0, "Bearer ", 0, 7)) {
+                token = value.substring(7).trim();
+            }
+        }
+        if (token == null) {
+            token = queryToken(prologue.query().rawValue());
+        }
+        try {
+            principal = ctx.auth().authenticate(token);
+            principal.require(ws, Scope.READ);
+        } catch (StrandException e) {
+            throw new WsUpgradeException(e.code().wire() + ": " + e.getMessage());
+        }
+        return java.util.Optional.empty();
+    }
+
+    private static String queryToken(String rawQuery) {
+        if (rawQuery == null) {
+            return null;
+        }
+        for (String pair : rawQuery.split("&")) {
+            if (pair.startsWith("token=")) {
+                return URLDecoder.decode(pair.substring(6), StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void onOpen(WsSession session) {
+        out = new SocketWriter(session);
+        AtomicLong count = ctx.connections().computeIfAbsent(ws, k -> new AtomicLong());
+        if (count.incrementAndGet() > ctx.maxConnectionsPerWorkspace()) {
+            count.decrementAndGet();
+            out.close(4029, "too many connections for workspace " + ws);
+            return;
+        }
+        counted = true;
+    }
+
+    @Override
+    public void onMessage(WsSession session, String text, boolean last) {
+        if (!last) {
+            partial.append(text);
+            return;
+        }
+        String frame = text;
+        if (!partial.isEmpty()) {
+            frame = partial.append(text).toString();
+            partial.setLength(0);
+        }
+        handle(frame);
+    }
+
+    @Override
+    public void onMessage(WsSession session, BufferData buffer, boolean last) {
+        reply(NullNode.getInstance(), new StrandException(ErrorCode.BAD_FRAME, "binary frames are not supported; send JSON text frames"));
+    }
+
+    @Override
+    public void onClose(WsSession session, int status, String reason) {
+        end();
+    }
+
+    @Override
+    public void onError(WsSession session, Throwable t) {
+        end();
+    }
+
+    private void end() {
+        if (out != null) {
+            out.markClosed();
+        }
+        subscriptions.values().forEach(Subscription::cancel);
+        if (counted) {
+            counted = false;
+            ctx.connections().get(ws).decrementAndGet();
+        }
+    }
+
+    private void handle(String text) {
+        JsonNode req;
+        try {
+            req = Json.parse(text);
+        } catch (StrandException e) {
+            reply(NullNode.getInstance(), new StrandException(ErrorCode.BAD_FRAME, e.getMessage()));
+            return;
+        }
+        if (!req.isObject()) {
+            reply(NullNode.getInstance(), new StrandException(ErrorCode.BAD_FRAME, "a request must be a JSON object"));
+            return;
+        }
+        JsonNode id = req.has("id") ? req.get("id") : NullNode.getInstance();
+        if (!id.isNull() && !id.isNumber() && !id.isTextual()) {
+            reply(NullNode.getInstance(), new StrandException(ErrorCode.BAD_FRAME, "'id' must be a number or a string"));
+            return;
+        }
+        try {
+            if (!ctx.auth().stillValid(principal)) {
+                reply(id, Authenticator.unauthorized("the token has expired or was revoked"));
+                out.close(4001, "token no longer valid");
+                return;
+            }
+            JsonNode opNode = req.get("op");
+            if (opNode == null || !opNode.isTextual()) {
+                throw new StrandException(ErrorCode.BAD_FRAME, "a request needs a string 'op'");
+            }
+            dispatch(opNode.asText(), id, req);
+        } catch (RuntimeException e) {
+            reply(id, ApiErrors.classify(e));
+        }
+    }
+
+    private void dispatch(String op, JsonNode id, JsonNode req) {
+        switch (op) {
+            case "append" -> {
+                principal.require(ws, Scope.RW);
+                String log = logName(req);
+                AppendRequest append = LogRequests.append(req);
+                complete(id, ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).thenApply(Replies::append));
+            }
+            case "read" -> {
+                principal.require(ws, Scope.READ);
+                String log = logName(req);
+                LogRequests.ReadSpec spec = LogRequests.read(name -> field(req, name));
+                REPLIES.execute(() -> {
+                    try {
+                        Page page = LogsHttp.read(ctx.logs(), ws, log, spec);
+                        String body = EntryJson.page(page, spec.before() != null);
+                        out.send("{\"id\":" + id + ",\"ok\":true," + body.substring(1));
+                    } catch (RuntimeException e) {
+                        reply(id, ApiErrors.classify(e));
+                    }
+                });
+            }
+            case "subscribe" -> subscribe(id, req);
+            case "credit" -> {
+                Subscription s = subscription(req);
+                Long n = LogRequests.optionalLong(req, "n", 1);
+                if (n == null) {
+                    throw StrandException.badRequest("'n' is required");
+                }
+                s.credit(n);
+                ok(id, Json.MAPPER.createObjectNode());
+            }
+            case "unsubscribe" -> {
+                Subscription s = subscription(req);
+                s.cancel();
+                subscriptions.remove(s.id());
+                ok(id, Json.MAPPER.createObjectNode());
+            }
+            case "ping" -> ok(id, Json.MAPPER.createObjectNode().put("pong", true).put("ts", System.currentTimeMillis()));
+            default -> {
+                if (op.startsWith("doc.") || op.equals("txn")) {
+                    if (ctx.docs() == null) {
+                        throw new StrandException(ErrorCode.UNKNOWN_OP, "op '" + op + "' is not available on this server");
+                    }
+                    complete(id, ctx.docs().handle(op, ws, req, principal));
+                } else {
+                    throw new StrandException(ErrorCode.UNKNOWN_OP, "unknown op '" + op + "'");
+                }
+            }
+        }
+    }
+
+    private void subscribe(JsonNode id, JsonNode req) {
+        principal.require(ws, Scope.READ);
+        String log = logName(req);
+        JsonNode fromNode = req.get("from");
+        Object from;
+        if (fromNode == null || fromNode.isNull()) {
+            from = 1L;
+        } else if (fromNode.isTextual() && fromNode.asText().equals("latest")) {
+            from = "latest";
+        } else if (fromNode.isIntegralNumber() && fromNode.asLong() >= 0) {
+            from = fromNode.asLong();
+        } else {
+            throw StrandException.badRequest("'from' must be a seq ≥ 0 or \"latest\"");
+        }
+        Long window = LogRequests.optionalLong(req, "window", 1);
+        JsonNode subNode = req.get("sub");
+        String subId;
+        if (subNode == null || subNode.isNull()) {
+            subId = "s" + subCounter.incrementAndGet();
+        } else if ((subNode.isTextual() && !subNode.asText().isEmpty() && subNode.asText().length() <= 128) || subNode.isIntegralNumber()) {
+            subId = subNode.asText();
+        } else {
+            throw StrandException.badRequest("'sub' must be a non-empty string of at most 128 characters");
+        }
+        if (subscriptions.size() >= ctx.maxSubscriptions()) {
+            throw new StrandException(ErrorCode.TOO_MANY_SUBSCRIPTIONS, "a socket holds at most " + ctx.maxSubscriptions() + " subscriptions");
+        }
+        Subscription[] holder = new Subscription[1];
+        Subscription sub = new Subscription(subId, id, from, window, ctx.logs().watch(ws, log), out, ctx.metrics(),
+                ctx.heartbeatMillis(), () -> subscriptions.remove(subId, holder[0]));
+        holder[0] = sub;
+        if (subscriptions.putIfAbsent(subId, sub) != null) {
+            sub.cancel();
+            throw StrandException.badRequest("subscription '" + subId + "' already exists on this socket");
+        }
+        Thread.ofVirtual().name("sub-" + ws + "-" + log).start(sub);
+    }
+
+    private Subscription subscription(JsonNode req) {
+        JsonNode subNode = req.get("sub");
+        if (subNode == null || !(subNode.isTextual() || subNode.isIntegralNumber())) {
+            throw StrandException.badRequest("'sub' is required");
+        }
+        Subscription s = subscriptions.get(subNode.asText());
+        if (s == null) {
+            throw StrandException.notFound("no subscription '" + subNode.asText() + "' on this socket");
+        }
+        return s;
+    }
+
+    private static String logName(JsonNode req) {
+        JsonNode log = req.get("log");
+        if (log == null || !log.isTextual()) {
+            throw StrandException.badRequest("'log' is required");
+        }
+        return Names.object("log", log.asText());
+    }
+
+    private static String field(JsonNode req, String name) {
+        JsonNode v = req.get(name);
+        return v == null || v.isNull() ? null : v.asText();
+    }
+
+    private void complete(JsonNode id, CompletableFuture<? extends JsonNode> result) {
+        result.whenCompleteAsync((body, t) -> {
+            if (t != null) {
+                reply(id, ApiErrors.classify(t));
+            } else {
+                ok(id, body);
+            }
+        }, REPLIES);
+    }
+
+    private void ok(JsonNode id, JsonNode body) {
+        ObjectNode reply = Json.MAPPER.createObjectNode();
+        reply.set("id", id);
+        reply.put("ok", true);
+        if (body instanceof ObjectNode o) {
+            reply.setAll(o);
+        }
+        out.send(Json.string(reply));
+    }
+
+    private void reply(JsonNode id, StrandException e) {
+        out.send(ApiErrors.socketReply(id, e));
+    }
+
+    /** Close code for an over-size frame (the server enforces it through its frame limit). */
+    public static final int TOO_BIG = WsCloseCodes.TOO_BIG;
+
+    Map<String, Subscription> subscriptions() {
+        return subscriptions;
+    }
+}

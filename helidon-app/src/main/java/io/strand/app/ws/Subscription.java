@@ -1,0 +1,155 @@
+package io.strand.app.ws;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.EntryJson;
+import io.strand.app.StrandMetrics;
+import io.strand.logtier.LogWatch;
+import io.strand.logtier.Page;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One subscription: a cursor, never a buffer. Its loop (one virtual thread) reads a chunk from
+ * storage at the cursor, sends it (blocking while the socket drains), and when it reaches the
+ * head waits for the head to move. Replay and live tail are the same loop, so a subscriber that
+ * falls behind simply keeps reading from storage; at most one frame is in hand at a time.
+ */
+final class Subscription implements Runnable {
+    static final int MAX_FRAME_ENTRIES = 500;
+    static final int MAX_FRAME_BYTES = 256 * 1024;
+    private static final long PROGRESS_EVERY_NANOS = 500_000_000L;
+
+    private final String subId;
+    private final String subJson;
+    private final JsonNode requestId;
+    private final LogWatch watch;
+    private final SocketWriter out;
+    private final StrandMetrics metrics;
+    private final long heartbeatMillis;
+    private final Object startFrom;
+    private final Runnable onEnd;
+    /** Remaining credit when a window was asked for; Long.MAX_VALUE when unlimited. */
+    private final AtomicLong credit;
+    private volatile boolean active = true;
+
+    /** @param from a seq (Long) or the string "latest" */
+    Subscription(String subId, JsonNode requestId, Object from, Long window, LogWatch watch, SocketWriter out,
+                 StrandMetrics metrics, long heartbeatMillis, Runnable onEnd) {
+        this.subId = subId;
+        StringBuilder sb = new StringBuilder();
+        EntryJson.string(sb, subId);
+        this.subJson = sb.toString();
+        this.requestId = requestId;
+        this.startFrom = from;
+        this.watch = watch;
+        this.out = out;
+        this.metrics = metrics;
+        this.heartbeatMillis = heartbeatMillis;
+        this.credit = new AtomicLong(window == null ? Long.MAX_VALUE : window);
+        this.onEnd = onEnd;
+    }
+
+    String id() {
+        return subId;
+    }
+
+    void credit(long n) {
+        credit.accumulateAndGet(n, (a, b) -> a == Long.MAX_VALUE ? a : Math.min(Long.MAX_VALUE - 1, a + b));
+        watch.wake();
+    }
+
+    void cancel() {
+        active = false;
+        watch.wake();
+    }
+
+    @Override
+    public void run() {
+        metrics.subscriberOpened();
+        try {
+            long head = watch.head();
+            long next = "latest".equals(startFrom) ? head + 1 : Math.max(1, (Long) startFrom);
+            String reply = "{\"id\":" + requestId + ",\"ok\":true,\"sub\":" + subJson + ",\"from\":" + next + ",\"head\":" + head + "}";
+            if (!out.send(reply)) {
+                return;
+            }
+            loop(next);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            if (active && out.isOpen()) {
+                out.send(frame("closed") + ",\"reason\":\"error: " + e.getClass().getSimpleName() + "\",\"next\":0}");
+            }
+        } finally {
+            watch.close();
+            metrics.subscriberClosed();
+            onEnd.run();
+        }
+    }
+
+    private void loop(long next) throws InterruptedException {
+        boolean caughtUp = false;
+        long started = System.nanoTime();
+        long lastProgress = started;
+        long lastSent = started;
+        long delivered = 0;
+        while (active && out.isOpen()) {
+            if (watch.deleted()) {
+                out.send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + next + "}");
+                return;
+            }
+            long allowed = credit.get();
+            if (allowed <= 0) {
+                watch.awaitBeyond(Long.MAX_VALUE - 1, heartbeatMillis); // woken by credit or cancel
+                continue;
+            }
+            Page page = watch.read(next, (int) Math.min(MAX_FRAME_ENTRIES, allowed), MAX_FRAME_BYTES);
+            if (page.gap() != null) {
+                out.send(frame("gap") + ",\"from\":" + page.gap().from() + ",\"to\":" + page.gap().to() + "}");
+                next = page.gap().to() + 1;
+            }
+            if (!page.entries().isEmpty()) {
+                next = page.next();
+                StringBuilder sb = new StringBuilder(64 + page.entries().size() * 96);
+                sb.append(frame("entries")).append(",\"entries\":");
+                EntryJson.entries(sb, page.entries());
+                sb.append(",\"next\":").append(next).append('}');
+                if (!out.send(sb.toString())) {
+                    return;
+                }
+                metrics.frameSent();
+                if (allowed != Long.MAX_VALUE) {
+                    credit.addAndGet(-page.entries().size());
+                }
+                delivered += page.entries().size();
+                long now = System.nanoTime();
+                lastSent = now;
+                long behind = page.head() - next + 1;
+                metrics.replayLag(Math.max(0, behind));
+                if (!caughtUp && behind > 0 && now - lastProgress >= PROGRESS_EVERY_NANOS) {
+                    double seconds = (now - started) / 1e9;
+                    long rate = seconds > 0 ? (long) (delivered / seconds) : 0;
+                    long eta = rate > 0 ? behind * 1000 / rate : -1;
+                    out.send(frame("progress") + ",\"next\":" + next + ",\"head\":" + page.head()
+                            + ",\"rate\":" + rate + ",\"etaMs\":" + eta + "}");
+                    lastProgress = now;
+                }
+                continue;
+            }
+            if (!caughtUp) {
+                caughtUp = true;
+                out.send(frame("caughtUp") + ",\"next\":" + next + "}");
+                lastSent = System.nanoTime();
+            }
+            long waitMillis = Math.max(1, heartbeatMillis - (System.nanoTime() - lastSent) / 1_000_000);
+            long head = watch.awaitBeyond(next - 1, waitMillis);
+            if (head < next && active && (System.nanoTime() - lastSent) / 1_000_000 >= heartbeatMillis) {
+                out.send(frame("heartbeat") + ",\"head\":" + head + "}");
+                lastSent = System.nanoTime();
+            }
+        }
+    }
+
+    private String frame(String type) {
+        return "{\"sub\":" + subJson + ",\"type\":\"" + type + "\"";
+    }
+}

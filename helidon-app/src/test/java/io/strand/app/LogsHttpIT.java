@@ -1,0 +1,217 @@
+package io.strand.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.testing.Http;
+import io.strand.app.testing.TestServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(120)
+class LogsHttpIT {
+    @TempDir
+    static Path dir;
+    static TestServer server;
+    static Http http;
+
+    @BeforeAll
+    static void start() {
+        server = TestServer.start(dir, Map.of("STRAND_DURABILITY", "fsync"));
+        http = server.http;
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    private static List<Long> seqs(JsonNode page) {
+        List<Long> out = new ArrayList<>();
+        page.get("entries").forEach(e -> out.add(e.get("seq").asLong()));
+        return out;
+    }
+
+    @Test
+    void pagesShouldReconstructExactlyWhatWasWritten() {
+        List<String> written = new ArrayList<>();
+        for (int i = 1; i <= 250; i++) {
+            if (i % 10 == 0) {
+                StringBuilder batch = new StringBuilder("{\"entries\":[");
+                for (int j = 0; j < 5; j++) {
+                    String d = "{\"i\":" + i + ",\"j\":" + j + ",\"s\":\"\\u00e9\\\"q\"}";
+                    written.add(d);
+                    batch.append(j == 0 ? "" : ",").append("{\"data\":").append(d).append(",\"key\":\"k").append(j).append("\"}");
+                }
+                Http.Reply r = http.post("/v1/ws/acme/logs/pages/entries", batch.append("]}").toString());
+                assertEquals(200, r.status(), r.body());
+                assertEquals(written.size() - 4, r.json().get("firstSeq").asLong());
+                assertEquals("fsync", r.json().get("durable").asText());
+            } else {
+                String d = "[" + i + ",null,true,{\"x\":1.5}]";
+                written.add(d);
+                Http.Reply r = http.post("/v1/ws/acme/logs/pages/entries", "{\"data\":" + d + "}");
+                assertEquals(200, r.status(), r.body());
+                assertEquals(written.size(), r.json().get("lastSeq").asLong());
+            }
+        }
+        // forward, 7 per page
+        List<String> forward = new ArrayList<>();
+        long next = 0;
+        while (true) {
+            JsonNode page = http.get("/v1/ws/acme/logs/pages/entries?from=" + next + "&limit=7").json();
+            if (page.get("entries").isEmpty()) {
+                break;
+            }
+            page.get("entries").forEach(e -> forward.add(e.get("data").toString()));
+            next = page.get("next").asLong();
+            assertEquals(written.size(), page.get("head").asLong());
+            assertEquals(1, page.get("first").asLong());
+        }
+        assertEquals(normalize(written), forward);
+        // backward from the end
+        List<String> backward = new ArrayList<>();
+        String before = "end";
+        while (true) {
+            JsonNode page = http.get("/v1/ws/acme/logs/pages/entries?before=" + before + "&limit=9").json();
+            if (page.get("entries").isEmpty()) {
+                break;
+            }
+            List<String> chunk = new ArrayList<>();
+            page.get("entries").forEach(e -> chunk.add(e.get("data").toString()));
+            backward.addAll(0, chunk);
+            before = page.get("prev").asText();
+            if (page.get("prev").asLong() <= 1) {
+                break;
+            }
+        }
+        assertEquals(normalize(written), backward);
+        // by time: from the ts of entry 100 on, first page starts at or before 100 and never skips it
+        JsonNode e100 = http.get("/v1/ws/acme/logs/pages/entries?from=100&limit=1").json().get("entries").get(0);
+        JsonNode byTime = http.get("/v1/ws/acme/logs/pages/entries?fromTime=" + e100.get("ts").asLong() + "&limit=1000").json();
+        long firstByTime = byTime.get("entries").get(0).get("seq").asLong();
+        assertTrue(firstByTime <= 100);
+        assertEquals(e100.get("ts").asLong(), byTime.get("entries").get(0).get("ts").asLong());
+        String iso = java.time.Instant.ofEpochMilli(e100.get("ts").asLong()).toString();
+        assertEquals(firstByTime, http.get("/v1/ws/acme/logs/pages/entries?fromTime=" + iso).json().get("entries").get(0).get("seq").asLong());
+        JsonNode keyed = http.get("/v1/ws/acme/logs/pages/entries?from=" + (written.size() - 4) + "&limit=1").json().get("entries").get(0);
+        assertEquals("k0", keyed.get("key").asText());
+        JsonNode info = http.get("/v1/ws/acme/logs/pages").json();
+        assertEquals(written.size(), info.get("head").asLong());
+        assertEquals(written.size(), info.get("entries").asLong());
+        assertEquals("pages", info.get("name").asText());
+    }
+
+    static void expect(int status, String code, Http.Reply reply) {
+        assertEquals(status, reply.status(), reply.body());
+        assertEquals(code, reply.errorCode(), reply.body());
+    }
+
+    private static List<String> normalize(List<String> json) {
+        return json.stream().map(s -> io.strand.core.Json.parse(s).toString()).toList();
+    }
+
+    @Test
+    void neverCreatedLogShouldReadEmptyButInfoShouldBe404() {
+        Http.Reply page = http.get("/v1/ws/acme/logs/ghost/entries");
+        assertEquals(200, page.status());
+        assertEquals(0, page.json().get("head").asLong());
+        assertEquals(0, page.json().get("entries").size());
+        Http.Reply info = http.get("/v1/ws/acme/logs/ghost");
+        assertEquals(404, info.status());
+        assertEquals("not_found", info.errorCode());
+    }
+
+    @Test
+    void badInputShouldGetClearErrorsAndLoseNothing() {
+        assertEquals(200, http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1}").status());
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "[1,2]"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{}"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"entries\":{}}"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"entries\":[{\"nodata\":1}]}"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1,\"expectedLastSeq\":\"x\"}"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1,\"key\":5}"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1,\"producerId\":\"p\"}"));
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1} trailing"));
+        expect(409, "seq_mismatch", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1,\"expectedLastSeq\":5}"));
+        assertEquals(1, http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1,\"expectedLastSeq\":5}").json().path("error").path("head").asLong());
+        expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?from=abc"));
+        expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?limit=0"));
+        expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?limit=1001"));
+        expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?from=1&before=3"));
+        expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?fromTime=yesterday"));
+        // names: traversal and invalid characters never reach the filesystem
+        for (String name : List.of("..%2F..%2Fetc", "%2E%2E", "a%2Fb", ".hidden", "-dash", "x%00y", "a%5Cb")) {
+            Http.Reply r = http.post("/v1/ws/acme/logs/" + name + "/entries", "{\"data\":1}");
+            assertTrue(r.status() == 400 || r.status() == 404, name + " -> " + r.status());
+            if (r.status() == 400) {
+                assertEquals("invalid_name", r.errorCode(), name);
+            }
+        }
+        expect(400, "invalid_name", http.post("/v1/ws/ACME/logs/x/entries", "{\"data\":1}"));
+        expect(400, "invalid_name", http.post("/v1/ws/acme/logs/" + "a".repeat(129) + "/entries", "{\"data\":1}"));
+        // limits
+        String big = "\"" + "x".repeat(256 * 1024) + "\"";
+        expect(413, "too_large", http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":" + big + "}"));
+        StringBuilder many = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i < 1001; i++) {
+            many.append(i == 0 ? "" : ",").append("{\"data\":").append(i).append('}');
+        }
+        expect(413, "too_large", http.post("/v1/ws/acme/logs/bad/entries", many.append("]}").toString()));
+        byte[] body = new byte[5 * 1024 * 1024];
+        java.util.Arrays.fill(body, (byte) ' ');
+        body[0] = '{';
+        body[body.length - 1] = '}';
+        expect(413, "too_large", http.post("/v1/ws/acme/logs/bad/entries", body));
+        // nothing was half-applied
+        JsonNode page = http.get("/v1/ws/acme/logs/bad/entries").json();
+        assertEquals(1, page.get("head").asLong());
+        assertFalse(page.get("entries").isEmpty());
+        expect(404, "not_found", http.get("/v1/nothing/here"));
+    }
+
+    @Test
+    void producerRetryShouldNotAppendTwice() {
+        String req = "{\"data\":{\"charge\":5},\"producerId\":\"billing-1\",\"producerSeq\":42}";
+        JsonNode a = http.post("/v1/ws/acme/logs/idem/entries", req).json();
+        JsonNode b = http.post("/v1/ws/acme/logs/idem/entries", req).json();
+        assertEquals(a.get("firstSeq"), b.get("firstSeq"));
+        assertTrue(b.get("duplicate").asBoolean());
+        assertEquals(1, http.get("/v1/ws/acme/logs/idem").json().get("head").asLong());
+    }
+
+    @Test
+    void listAndDeleteShouldWork() {
+        for (String n : List.of("l-a", "l-b", "l-c")) {
+            http.post("/v1/ws/lister/logs/" + n + "/entries", "{\"data\":1}");
+        }
+        JsonNode list = http.get("/v1/ws/lister/logs?limit=2").json();
+        assertEquals(List.of("l-a", "l-b"), List.of(list.get("logs").get(0).asText(), list.get("logs").get(1).asText()));
+        assertEquals("l-c", http.get("/v1/ws/lister/logs?after=l-b").json().get("logs").get(0).asText());
+        assertEquals(200, http.delete("/v1/ws/lister/logs/l-b").status());
+        assertEquals(404, http.get("/v1/ws/lister/logs/l-b").status());
+        assertEquals(404, http.delete("/v1/ws/lister/logs/l-b").status());
+        assertEquals(0, http.get("/v1/ws/lister/logs/l-b/entries").json().get("head").asLong());
+        assertEquals(1, http.post("/v1/ws/lister/logs/l-b/entries", "{\"data\":2}").json().get("firstSeq").asLong());
+    }
+
+    @Test
+    void observeEndpointsShouldServeHealthAndMetrics() {
+        int health = http.get("/observe/health").status();
+        assertTrue(health == 200 || health == 204, "health status " + health);
+        http.post("/v1/ws/acme/logs/metered/entries", "{\"data\":1}");
+        Http.Reply metrics = http.get("/observe/metrics");
+        assertEquals(200, metrics.status());
+        assertTrue(metrics.body().contains("strand_appends"), metrics.body().substring(0, Math.min(500, metrics.body().length())));
+    }
+}

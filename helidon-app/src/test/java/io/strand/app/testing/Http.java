@@ -1,0 +1,77 @@
+package io.strand.app.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.core.Json;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** A small JSON client over the JDK HttpClient for tests. */
+public final class Http {
+    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final String base;
+    private final String token;
+
+    public Http(String base, String token) {
+        this.base = base;
+        this.token = token;
+    }
+
+    public Http withToken(String t) {
+        return new Http(base, t);
+    }
+
+    public record Reply(int status, String body) {
+        public JsonNode json() {
+            return Json.parse(body);
+        }
+
+        public String errorCode() {
+            return json().path("error").path("code").asText();
+        }
+    }
+
+    public Reply get(String path) {
+        return send(builder(path).GET());
+    }
+
+    public Reply delete(String path) {
+        return send(builder(path).DELETE());
+    }
+
+    public Reply post(String path, String body) {
+        return send(builder(path).POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    public Reply put(String path, String body) {
+        return send(builder(path).PUT(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    public Reply post(String path, byte[] body) {
+        return send(builder(path).POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+    }
+
+    private HttpRequest.Builder builder(String path) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json");
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return b;
+    }
+
+    private Reply send(HttpRequest.Builder b) {
+        try {
+            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            return new Reply(r.statusCode(), r.body());
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
