@@ -1,0 +1,322 @@
+package io.strand.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.testing.RawSocket;
+import io.strand.app.testing.TestServer;
+import io.strand.app.testing.WsClient;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(180)
+class SocketIT {
+    @TempDir
+    static Path dir;
+    static TestServer server;
+
+    @BeforeAll
+    static void start() {
+        server = TestServer.start(dir, Map.of("STRAND_DURABILITY", "fsync", "STRAND_HEARTBEAT", "1s"));
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    private static String batch(int from, int n) {
+        StringBuilder sb = new StringBuilder("\"entries\":[");
+        for (int i = 0; i < n; i++) {
+            sb.append(i == 0 ? "" : ",").append("{\"data\":{\"n\":").append(from + i).append("}}");
+        }
+        return sb.append(']').toString();
+    }
+
+    @Test
+    void pipelinedAppendsFromEightSocketsShouldGetDenseUniqueSeqs() throws Exception {
+        List<WsClient> clients = new ArrayList<>();
+        for (int c = 0; c < 8; c++) {
+            clients.add(WsClient.connect(server.wsUrl("acme")));
+        }
+        for (WsClient c : clients) {
+            for (int i = 0; i < 250; i++) {
+                c.request("append", "\"log\":\"pipelined\",\"data\":{\"i\":" + i + "}");
+            }
+        }
+        Set<Long> seqs = new HashSet<>();
+        for (WsClient c : clients) {
+            long lastSeqOnSocket = 0;
+            for (int i = 0; i < 250; i++) {
+                JsonNode reply = c.next(30_000);
+                assertTrue(reply.get("ok").asBoolean(), reply.toString());
+                assertTrue(seqs.add(reply.get("firstSeq").asLong()), "duplicate seq " + reply);
+                lastSeqOnSocket = Math.max(lastSeqOnSocket, reply.get("firstSeq").asLong());
+            }
+            c.close();
+        }
+        assertEquals(2000, seqs.size());
+        for (long s = 1; s <= 2000; s++) {
+            assertTrue(seqs.contains(s), "missing seq " + s);
+        }
+    }
+
+    @Test
+    void subscribeShouldDeliverEveryEntryOnceAcrossDisconnectAndResume() throws Exception {
+        String log = "replay";
+        try (WsClient writer = WsClient.connect(server.wsUrl("acme"))) {
+            for (int i = 0; i < 100; i++) { // 50,000 entries in batches of 500
+                writer.request("append", "\"log\":\"" + log + "\"," + batch(i * 500 + 1, 500));
+            }
+            for (int i = 0; i < 100; i++) {
+                assertTrue(writer.next(30_000).get("ok").asBoolean());
+            }
+        }
+        // keep appending while subscribers replay
+        AtomicBoolean appending = new AtomicBoolean(true);
+        AtomicLong appended = new AtomicLong(50_000);
+        Thread background = Thread.ofVirtual().start(() -> {
+            try (WsClient w = WsClient.connect(server.wsUrl("acme"))) {
+                while (appending.get()) {
+                    long id = w.request("append", "\"log\":\"" + log + "\"," + batch(0, 10));
+                    JsonNode r = w.reply(id, 30_000);
+                    appended.set(r.get("lastSeq").asLong());
+                }
+            }
+        });
+        List<Long> received = new ArrayList<>();
+        long next = 1;
+        boolean sawProgressOrCaughtUp = false;
+        // first connection: read ~20,000 entries then drop the connection abruptly
+        WsClient sub = WsClient.connect(server.wsUrl("acme"));
+        long id = sub.request("subscribe", "\"log\":\"" + log + "\",\"from\":1,\"sub\":\"r\"");
+        JsonNode reply = sub.next(10_000);
+        assertEquals(id, reply.get("id").asLong());
+        assertEquals("r", reply.get("sub").asText());
+        while (received.size() < 20_000) {
+            JsonNode f = sub.next(10_000);
+            if ("entries".equals(f.path("type").asText())) {
+                assertTrue(f.get("entries").size() <= 500);
+                f.get("entries").forEach(e -> received.add(e.get("seq").asLong()));
+                next = f.get("next").asLong();
+            }
+        }
+        sub.abort();
+        // resume from the cursor on a new socket until caught up with everything appended so far
+        appending.set(false);
+        background.join();
+        long target = appended.get();
+        WsClient resumed = WsClient.connect(server.wsUrl("acme"));
+        resumed.request("subscribe", "\"log\":\"" + log + "\",\"from\":" + next);
+        assertTrue(resumed.next(10_000).get("ok").asBoolean());
+        boolean caughtUp = false;
+        while (!caughtUp || received.getLast() < target) {
+            JsonNode f = resumed.next(20_000);
+            switch (f.path("type").asText()) {
+                case "entries" -> f.get("entries").forEach(e -> received.add(e.get("seq").asLong()));
+                case "caughtUp" -> caughtUp = true;
+                case "progress" -> {
+                    sawProgressOrCaughtUp = true;
+                    assertTrue(f.get("head").asLong() >= f.get("next").asLong());
+                }
+                default -> { }
+            }
+        }
+        resumed.close();
+        for (int i = 0; i < received.size(); i++) {
+            assertEquals(i + 1, received.get(i), "entry at position " + i);
+        }
+        assertEquals(target, received.size());
+    }
+
+    @Test
+    void latestShouldDeliverEveryEntryAcknowledgedAfterTheReply() {
+        try (WsClient w = WsClient.connect(server.wsUrl("acme")); WsClient s = WsClient.connect(server.wsUrl("acme"))) {
+            for (int i = 0; i < 5; i++) {
+                w.reply(w.request("append", "\"log\":\"latest\",\"data\":" + i), 10_000);
+            }
+            long id = s.request("subscribe", "\"log\":\"latest\",\"from\":\"latest\"");
+            JsonNode reply = s.reply(id, 10_000);
+            assertEquals(6, reply.get("from").asLong());
+            assertEquals(5, reply.get("head").asLong());
+            w.reply(w.request("append", "\"log\":\"latest\",\"data\":\"new\""), 10_000);
+            List<Long> got = new ArrayList<>();
+            while (got.isEmpty()) {
+                JsonNode f = s.next(10_000);
+                if ("entries".equals(f.path("type").asText())) {
+                    f.get("entries").forEach(e -> got.add(e.get("seq").asLong()));
+                }
+            }
+            assertEquals(List.of(6L), got);
+            // a quiet subscription gets heartbeats (1 s in this test)
+            JsonNode hb = s.next(5_000);
+            while (!"heartbeat".equals(hb.path("type").asText())) {
+                hb = s.next(5_000);
+            }
+            assertEquals(6, hb.get("head").asLong());
+        }
+    }
+
+    @Test
+    void subscriptionToMissingLogShouldWaitForItsFirstEntry() {
+        try (WsClient s = WsClient.connect(server.wsUrl("acme")); WsClient w = WsClient.connect(server.wsUrl("acme"))) {
+            s.reply(s.request("subscribe", "\"log\":\"born-later\",\"from\":0"), 10_000);
+            JsonNode caught = s.next(5_000);
+            assertEquals("caughtUp", caught.get("type").asText());
+            w.reply(w.request("append", "\"log\":\"born-later\",\"data\":1"), 10_000);
+            JsonNode f = s.next(5_000);
+            while (!"entries".equals(f.path("type").asText())) {
+                f = s.next(5_000);
+            }
+            assertEquals(1, f.get("entries").get(0).get("seq").asLong());
+        }
+    }
+
+    @Test
+    void creditWindowShouldLimitDelivery() {
+        try (WsClient w = WsClient.connect(server.wsUrl("acme")); WsClient s = WsClient.connect(server.wsUrl("acme"))) {
+            w.reply(w.request("append", "\"log\":\"credit\"," + batch(1, 50)), 10_000);
+            s.reply(s.request("subscribe", "\"log\":\"credit\",\"from\":1,\"window\":10,\"sub\":\"c\""), 10_000);
+            JsonNode f = s.next(5_000);
+            assertEquals(10, f.get("entries").size());
+            assertEquals(11, f.get("next").asLong());
+            long creditId = s.request("credit", "\"sub\":\"c\",\"n\":15");
+            int got = 0;
+            boolean replied = false;
+            while (got < 15 || !replied) {
+                JsonNode x = s.next(5_000);
+                if (x.has("id")) {
+                    assertEquals(creditId, x.get("id").asLong());
+                    assertTrue(x.get("ok").asBoolean());
+                    replied = true;
+                } else if ("entries".equals(x.path("type").asText())) {
+                    got += x.get("entries").size();
+                }
+            }
+            assertEquals(15, got);
+            long unsub = s.request("unsubscribe", "\"sub\":\"c\"");
+            assertTrue(s.reply(unsub, 5_000).get("ok").asBoolean());
+            assertEquals("not_found", s.reply(s.request("unsubscribe", "\"sub\":\"c\""), 5_000).path("error").path("code").asText());
+        }
+    }
+
+    @Test
+    void slowSubscriberShouldStayConnectedWithBoundedHeapAndNotSlowOthers() throws Exception {
+        String log = "firehose";
+        WsClient slow = WsClient.slow(server.wsUrl("acme"));
+        slow.request("subscribe", "\"log\":\"" + log + "\",\"from\":1");
+        WsClient fast = WsClient.connect(server.wsUrl("acme"));
+        fast.request("subscribe", "\"log\":\"" + log + "\",\"from\":1");
+        AtomicLong fastSeen = new AtomicLong();
+        Thread fastReader = Thread.ofVirtual().start(() -> {
+            while (true) {
+                try {
+                    JsonNode f = fast.frames.poll(20, TimeUnit.SECONDS);
+                    if (f == null) {
+                        return;
+                    }
+                    if ("entries".equals(f.path("type").asText())) {
+                        fastSeen.set(f.get("next").asLong() - 1);
+                    }
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        Runtime rt = Runtime.getRuntime();
+        long total = 0;
+        long heapMax = 0;
+        try (WsClient w = WsClient.connect(server.wsUrl("acme"))) {
+            // ~5,000 entries/s of 1 KiB for 5 s; the slow client takes one frame a second
+            String payload = "x".repeat(1000);
+            for (int sec = 0; sec < 5; sec++) {
+                long start = System.nanoTime();
+                for (int b = 0; b < 10; b++) {
+                    StringBuilder sb = new StringBuilder("\"log\":\"" + log + "\",\"entries\":[");
+                    for (int i = 0; i < 500; i++) {
+                        sb.append(i == 0 ? "" : ",").append("{\"data\":\"").append(payload).append("\"}");
+                    }
+                    w.reply(w.request("append", sb.append(']').toString()), 30_000);
+                    total += 500;
+                }
+                slow.demand(1);
+                heapMax = Math.max(heapMax, rt.totalMemory() - rt.freeMemory());
+                long spent = (System.nanoTime() - start) / 1_000_000;
+                if (spent < 1000) {
+                    Thread.sleep(1000 - spent); // pacing the load generator, not synchronisation
+                }
+            }
+        }
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (fastSeen.get() < total && System.currentTimeMillis() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(total, fastSeen.get(), "fast subscriber saw everything");
+        assertFalse(slow.closed.isDone(), "slow subscriber must stay connected");
+        assertTrue(heapMax < 900L << 20, "heap stayed bounded: " + (heapMax >> 20) + " MiB");
+        // the slow one still gets everything in order once it reads
+        slow.demand(Long.MAX_VALUE);
+        long expect = 1;
+        while (expect <= total) {
+            JsonNode f = slow.next(30_000);
+            if ("entries".equals(f.path("type").asText())) {
+                for (JsonNode e : f.get("entries")) {
+                    assertEquals(expect++, e.get("seq").asLong());
+                }
+            }
+        }
+        slow.close();
+        fast.close();
+        fastReader.join();
+    }
+
+    @Test
+    void badFramesShouldGetErrorRepliesAndKeepTheSocketUsable() throws Exception {
+        try (WsClient c = WsClient.connect(server.wsUrl("acme"))) {
+            c.send("{not json");
+            JsonNode r = c.next(5_000);
+            assertTrue(r.get("id").isNull());
+            assertEquals("bad_frame", r.path("error").path("code").asText());
+            c.send("[1,2]");
+            assertEquals("bad_frame", c.next(5_000).path("error").path("code").asText());
+            c.send("{\"id\":\"a\",\"op\":\"nope\"}");
+            JsonNode unknown = c.next(5_000);
+            assertEquals("a", unknown.get("id").asText());
+            assertEquals("unknown_op", unknown.path("error").path("code").asText());
+            c.send("{\"id\":2,\"op\":\"append\",\"log\":\"../etc\",\"data\":1}");
+            assertEquals("invalid_name", c.next(5_000).path("error").path("code").asText());
+            c.send("{\"id\":3,\"op\":\"append\",\"log\":\"ok\"}");
+            assertEquals("bad_request", c.next(5_000).path("error").path("code").asText());
+            c.send("{\"id\":4,\"op\":\"subscribe\",\"log\":\"ok\",\"from\":\"yesterday\"}");
+            assertEquals("bad_request", c.next(5_000).path("error").path("code").asText());
+            c.send("{\"id\":5,\"op\":\"read\",\"log\":\"ok\",\"limit\":5000}");
+            assertEquals("bad_request", c.next(5_000).path("error").path("code").asText());
+            long ping = c.request("ping", "");
+            JsonNode pong = c.reply(ping, 5_000);
+            assertTrue(pong.get("ok").asBoolean());
+            assertTrue(pong.get("ts").asLong() > 0);
+            long read = c.request("read", "\"log\":\"never\",\"from\":1");
+            assertEquals(0, c.reply(read, 5_000).get("head").asLong());
+        }
+        assertEquals(1009, RawSocket.closeCodeAfterOversizeFrame(server.wsUrl("acme"), 1100 * 1024));
+        try (WsClient other = WsClient.connect(server.wsUrl("acme"))) {
+            assertTrue(other.reply(other.request("ping", ""), 5_000).get("ok").asBoolean());
+        }
+    }
+
+}

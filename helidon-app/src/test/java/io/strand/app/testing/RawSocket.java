@@ -1,0 +1,52 @@
+package io.strand.app.testing;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+
+/** Speaks just enough WebSocket by hand to send what a well-behaved client library refuses to. */
+public final class RawSocket {
+    private RawSocket() {
+    }
+
+    /** Announces a text frame of {@code length} bytes and returns the close code the server answers with. */
+    public static int closeCodeAfterOversizeFrame(String wsUrl, long length) throws IOException {
+        URI uri = URI.create(wsUrl);
+        try (Socket s = new Socket(uri.getHost(), uri.getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            String key = Base64.getEncoder().encodeToString("0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
+            out.write(("GET " + uri.getPath() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
+                    + "\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            StringBuilder headers = new StringBuilder();
+            while (!headers.toString().endsWith("\r\n\r\n")) {
+                headers.append((char) in.readUnsignedByte());
+            }
+            if (!headers.toString().startsWith("HTTP/1.1 101")) {
+                throw new IOException("upgrade refused: " + headers);
+            }
+            byte[] header = new byte[14];
+            header[0] = (byte) 0x81;
+            header[1] = (byte) (0x80 | 127);
+            for (int i = 0; i < 8; i++) {
+                header[2 + i] = (byte) (length >>> (56 - 8 * i));
+            }
+            out.write(header); // mask key = 0, then a little payload; the server must refuse on the header
+            out.write(new byte[1024]);
+            out.flush();
+            int b0 = in.readUnsignedByte();
+            int len = in.readUnsignedByte() & 0x7f;
+            if ((b0 & 0x0f) != 0x8 || len < 2) {
+                throw new IOException("expected a close frame, got opcode " + (b0 & 0x0f));
+            }
+            return in.readUnsignedShort();
+        }
+    }
+}
