@@ -1,0 +1,417 @@
+package io.strand.coldtier;
+
+import io.strand.core.Entry;
+import io.strand.core.ErrorCode;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.UnaryOperator;
+
+/**
+ * The cold part of one log ({@code ws}, {@code log}) in a {@link ColdStore}: its manifest, the roll of
+ * hot entries into a new segment, page reads across segments, compaction, garbage collection and
+ * verification. Thread-safe: reads run on any thread; roll, compaction and garbage collection may
+ * run concurrently (here or in other processes) because every manifest change is a conditional
+ * commit that re-reads and re-applies after a lost race. The log has one roller (its owner).
+ *
+ * <p>Object keys: {@code {ws}/{log}/manifest.json} and {@code {ws}/{log}/seg/{firstSeq:020d}-{lastSeq:020d}.seg},
+ * below the store's own prefix. Readers trust the manifest, never a listing.
+ */
+public final class ColdLog {
+    private final ColdStore store;
+    private final String ws;
+    private final String log;
+    private final BlockCache cache;
+    private final ColdLogConfig config;
+    private final ManifestStore manifests;
+    private final String prefix;
+    private final String manifestKey;
+    private volatile ManifestStore.Snapshot snapshot;
+
+    public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config) {
+        this.store = store;
+        this.ws = Names.workspace(ws);
+        this.log = Names.object("log", log);
+        this.cache = cache;
+        this.config = config;
+        this.manifests = new ManifestStore(store);
+        this.prefix = ws + "/" + log + "/";
+        this.manifestKey = prefix + "manifest.json";
+    }
+
+    public String ws() {
+        return ws;
+    }
+
+    public String log() {
+        return log;
+    }
+
+    /** Key prefix of every object of this log, ending in '/'. */
+    public String prefix() {
+        return prefix;
+    }
+
+    public String manifestKey() {
+        return manifestKey;
+    }
+
+    public String segmentKey(long firstSeq, long lastSeq) {
+        return String.format("%sseg/%020d-%020d.seg", prefix, firstSeq, lastSeq);
+    }
+
+    /** The manifest as last read or committed here (read once on first use). */
+    public Manifest manifest() {
+        return snapshot().manifest();
+    }
+
+    /** Re-reads the manifest from the store (another process may have rolled or compacted). */
+    public Manifest refresh() {
+        return guard(() -> {
+            ManifestStore.Snapshot s = manifests.read(manifestKey, ws, log);
+            snapshot = s;
+            return s.manifest();
+        });
+    }
+
+    /** First cold seq, 0 when nothing is cold. */
+    public long firstSeq() {
+        return manifest().firstSeq();
+    }
+
+    /** Last cold seq, 0 when nothing is cold. */
+    public long lastSeq() {
+        return manifest().lastSeq();
+    }
+
+    // ------------------------------------------------------------------------------------------ roll
+
+    /** As {@link #roll(Iterator)}. */
+    public Optional<SegmentMeta> roll(List<Entry> entries) {
+        return roll(entries.iterator());
+    }
+
+    /**
+     * Moves contiguous entries into one new cold segment (STYLE.md roll steps 2–5): write locally and
+     * fsync, upload under the deterministic key, verify size and trailer, commit the manifest. Entries
+     * already cold (seq ≤ {@link #lastSeq()}) are skipped, so re-running a roll after a crash at any step
+     * is idempotent; the rest must continue exactly after {@code lastSeq()} ({@code SEQ_MISMATCH} otherwise).
+     *
+     * @return the committed segment, or empty when every entry was already cold
+     */
+    public Optional<SegmentMeta> roll(Iterator<Entry> entries) {
+        return guard(() -> {
+            ColdRoll.Prepared p = ColdRoll.write(this, entries);
+            if (p == null) {
+                return Optional.empty();
+            }
+            try {
+                ColdRoll.upload(this, p);
+                io.strand.core.FailPoints.hit("roll.afterUpload");
+                ColdRoll.verifyUpload(this, p);
+                io.strand.core.FailPoints.hit("roll.afterVerify");
+                SegmentMeta meta = ColdRoll.commit(this, p);
+                io.strand.core.FailPoints.hit("roll.afterManifest");
+                return Optional.of(meta);
+            } finally {
+                ColdRoll.cleanup(p);
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------ read
+
+    /**
+     * Up to {@code maxEntries} entries from {@code fromSeq} ascending (from the first cold seq if
+     * {@code fromSeq} is older), stopping before the entry that would pass {@code maxBytes} of
+     * {@link Entry#weight()} (at least one entry is returned when any is available). Fetches only
+     * the blocks the page touches, each by one ranged read unless cached. Empty past the cold part.
+     */
+    public List<Entry> read(long fromSeq, int maxEntries, long maxBytes) {
+        if (maxEntries < 1 || maxBytes < 1) {
+            throw new IllegalArgumentException("maxEntries and maxBytes must be ≥ 1");
+        }
+        return guard(() -> {
+            Manifest m = manifest();
+            if (fromSeq > m.lastSeq()) {
+                m = refresh(); // maybe rolled since we looked
+            }
+            try {
+                return readPage(m, fromSeq, maxEntries, maxBytes);
+            } catch (StrandException e) {
+                if (e.code() != ErrorCode.NOT_FOUND) {
+                    throw e;
+                }
+                // A segment vanished: our manifest is older than a compaction's grace period. Once more, fresh.
+                Manifest fresh = refresh();
+                try {
+                    return readPage(fresh, fromSeq, maxEntries, maxBytes);
+                } catch (StrandException again) {
+                    if (again.code() == ErrorCode.NOT_FOUND) {
+                        throw new StrandException(ErrorCode.CORRUPT, "cold manifest " + manifestKey + " generation "
+                                + fresh.generation() + " names a missing segment: " + again.getMessage(),
+                                again.extras(), again);
+                    }
+                    throw again;
+                }
+            }
+        });
+    }
+
+    /** The first cold seq whose entry has {@code ts ≥ time}, or empty when every cold entry is older. */
+    public OptionalLong findSeqAtOrAfterTime(long time) {
+        return guard(() -> {
+            Manifest m = manifest();
+            int si = m.firstSegmentAtOrAfterTime(time);
+            if (si < 0) {
+                return OptionalLong.empty();
+            }
+            SegmentMeta meta = m.segments().get(si);
+            SegmentReader r = reader(meta);
+            int bi = r.firstBlockAtOrAfterTime(time);
+            if (bi < 0) {
+                throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "footer disagrees with manifest on lastTs");
+            }
+            for (Entry e : block(meta, r, bi)) {
+                if (e.ts() >= time) {
+                    return OptionalLong.of(e.seq());
+                }
+            }
+            throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "block " + bi + " disagrees with its lastTs");
+        });
+    }
+
+    private List<Entry> readPage(Manifest m, long fromSeq, int maxEntries, long maxBytes) {
+        List<Entry> out = new ArrayList<>();
+        if (m.segments().isEmpty() || fromSeq > m.lastSeq()) {
+            return out;
+        }
+        long seq = Math.max(fromSeq, m.firstSeq());
+        long bytes = 0;
+        int si = m.segmentOf(seq);
+        SegmentMeta lastMeta = null;
+        int lastBlock = -1;
+        outer:
+        for (; si < m.segments().size(); si++) {
+            SegmentMeta meta = m.segments().get(si);
+            SegmentReader r = reader(meta);
+            int bi = r.blockOf(seq);
+            if (bi < 0) {
+                throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "footer has no block for seq " + seq);
+            }
+            for (; bi < r.blocks().size(); bi++) {
+                if (out.size() >= maxEntries || bytes >= maxBytes) {
+                    break outer;
+                }
+                List<Entry> entries = block(meta, r, bi);
+                lastMeta = meta;
+                lastBlock = bi;
+                for (int k = (int) (seq - r.blocks().get(bi).firstSeq()); k < entries.size(); k++) {
+                    Entry e = entries.get(k);
+                    if (out.size() >= maxEntries || (!out.isEmpty() && bytes + e.weight() > maxBytes)) {
+                        break outer;
+                    }
+                    out.add(e);
+                    bytes += e.weight();
+                    seq = e.seq() + 1;
+                }
+            }
+        }
+        if (config.readAhead() != null && lastMeta != null) {
+            readAhead(m, lastMeta, lastBlock, seq - 1);
+        }
+        return out;
+    }
+
+    /** Sequential replay: once a page reaches the second half of a block, fetch the next block in the background. */
+    private void readAhead(Manifest m, SegmentMeta meta, int bi, long lastReturned) {
+        SegmentReader r = reader(meta);
+        BlockIndex b = r.blocks().get(bi);
+        if (lastReturned - b.firstSeq() < b.entries() / 2) {
+            return;
+        }
+        SegmentMeta nextMeta = meta;
+        int next = bi + 1;
+        if (next == r.blocks().size()) {
+            int si = m.segmentOf(meta.lastSeq() + 1);
+            if (si < 0) {
+                return;
+            }
+            nextMeta = m.segments().get(si);
+            next = 0;
+        }
+        if (cache.contains(new BlockCache.Key(nextMeta.sha256(), next))) {
+            return;
+        }
+        SegmentMeta target = nextMeta;
+        int targetBlock = next;
+        try {
+            config.readAhead().execute(() -> {
+                try {
+                    block(target, reader(target), targetBlock);
+                } catch (RuntimeException ignored) {
+                    // read-ahead is a hint: the reader that needs this block will see the error itself
+                }
+            });
+        } catch (RuntimeException rejected) {
+            // executor saturated or shut down: skip the hint
+        }
+    }
+
+    /** The segment's footer index (cached), checked against the manifest entry that names it. */
+    SegmentReader reader(SegmentMeta meta) {
+        return cache.get(new BlockCache.Key(meta.sha256(), -1), () -> {
+            SegmentReader r = SegmentReader.open(meta.key(), meta.bytes(), source(meta.key()));
+            if (!meta.matches(r.trailer())) {
+                throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(),
+                        "trailer does not match the manifest entry");
+            }
+            return r;
+        }, r -> 256L + (long) SegmentWriter.BLOCK_INDEX_SIZE * r.blocks().size());
+    }
+
+    /** Block {@code bi} of a segment, decoded and checked (cached). */
+    List<Entry> block(SegmentMeta meta, SegmentReader r, int bi) {
+        return cache.get(new BlockCache.Key(meta.sha256(), bi), () -> r.readBlock(bi, source(meta.key())),
+                entries -> {
+                    long w = 64;
+                    for (Entry e : entries) {
+                        w += e.weight() + 32;
+                    }
+                    return w;
+                });
+    }
+
+    SegmentReader.RangeSource source(String key) {
+        return (offset, length) -> store.getRange(key, offset, length);
+    }
+
+    // ------------------------------------------------------------------------------------------ maintenance
+
+    /** Merges small adjacent segments up to {@link ColdLogConfig#DEFAULT_COMPACTION_TARGET_BYTES}, retiring the old ones for {@link ColdLogConfig#DEFAULT_COMPACTION_GRACE}. */
+    public Compactor.Report compact() {
+        return compact(ColdLogConfig.DEFAULT_COMPACTION_TARGET_BYTES, ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+    }
+
+    /**
+     * Merges runs of adjacent segments whose total stays within {@code targetBytes} into one segment
+     * each (verified end to end: the merged entries must reproduce the hash chain), swaps each run
+     * in the manifest with a conditional commit, and records the old keys as pending deletes that
+     * {@link #collectGarbage} removes after {@code grace}. Garbage already due is collected first.
+     * Safe while this log rolls: a lost race re-reads and re-applies; a run changed by someone else is
+     * abandoned and counted.
+     */
+    public Compactor.Report compact(long targetBytes, Duration grace) {
+        return guard(() -> new Compactor(this).compact(targetBytes, grace));
+    }
+
+    /** Deletes retired segments whose grace period ended by {@code now}, then drops them from the manifest. */
+    public int collectGarbage(Instant now) {
+        return guard(() -> new Compactor(this).collectGarbage(now));
+    }
+
+    /** Checks every block, hash and link of this log's cold part, and lists orphan objects. */
+    public VerifyReport verify() {
+        return guard(() -> new ColdVerifier(this).verify());
+    }
+
+    /** Objects under this log's prefix that the manifest neither lists nor retires. */
+    public List<ColdStore.ObjectInfo> orphans() {
+        return guard(() -> new ColdVerifier(this).orphans());
+    }
+
+    /** Deletes orphans older than {@link ColdLogConfig#DEFAULT_ORPHAN_MIN_AGE}. */
+    public int deleteOrphans() {
+        return deleteOrphans(ColdLogConfig.DEFAULT_ORPHAN_MIN_AGE);
+    }
+
+    /** Deletes orphans last modified at least {@code minAge} ago (younger ones may be an upload in flight). */
+    public int deleteOrphans(Duration minAge) {
+        return guard(() -> new ColdVerifier(this).deleteOrphans(minAge));
+    }
+
+    /** Removes every object of this log, manifest first, so a crash midway leaves only orphans (re-run to finish). */
+    public void deleteAll() {
+        guard(() -> {
+            store.delete(manifestKey);
+            for (ColdStore.ObjectInfo o : store.list(prefix)) {
+                store.delete(o.key());
+            }
+            snapshot = new ManifestStore.Snapshot(Manifest.empty(ws, log), null);
+            return null;
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------ shared with helpers
+
+    ColdStore store() {
+        return store;
+    }
+
+    ColdLogConfig config() {
+        return config;
+    }
+
+    BlockCache cache() {
+        return cache;
+    }
+
+    ManifestStore.Snapshot snapshot() {
+        ManifestStore.Snapshot s = snapshot;
+        if (s == null) {
+            refresh();
+            s = snapshot;
+        }
+        return s;
+    }
+
+    /**
+     * Applies {@code change} to the current manifest and commits the result; after a lost race,
+     * re-reads and applies it again, up to {@link ColdLogConfig#maxCommitAttempts()} times.
+     * {@code change} returns the next generation, or null when there is nothing (more) to do.
+     *
+     * @return the manifest now current (committed by us, or the one that made the change unnecessary)
+     */
+    Manifest update(String what, UnaryOperator<Manifest> change) {
+        ManifestStore.Snapshot s = snapshot();
+        for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
+            Manifest next = change.apply(s.manifest());
+            if (next == null) {
+                return s.manifest();
+            }
+            switch (manifests.commit(manifestKey, s, next)) {
+                case ManifestStore.Committed c -> {
+                    snapshot = c.snapshot();
+                    return c.snapshot().manifest();
+                }
+                case ManifestStore.Conflict c -> {
+                    snapshot = c.current();
+                    s = c.current();
+                }
+            }
+        }
+        throw new StrandException(ErrorCode.VERSION_CONFLICT, "cold manifest " + manifestKey + ": " + what
+                + " lost the commit race " + config.maxCommitAttempts() + " times in a row",
+                Map.of("generation", s.manifest().generation()));
+    }
+
+    private <T> T guard(java.util.function.Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (StrandException e) {
+            throw ColdErrors.inLog(e, ws, log);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ColdLog[" + ws + "/" + log + " in " + store.describe() + "]";
+    }
+}

@@ -1,0 +1,8 @@
+package io.strand.coldtier;
+
+class FileColdLogTest extends ColdLogContract {
+    @Override
+    ColdStore openStore() {
+        return new FileColdStore(tmp.resolve("cold"));
+    }
+}

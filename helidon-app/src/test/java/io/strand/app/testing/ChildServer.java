@@ -1,0 +1,81 @@
+package io.strand.app.testing;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** The real server in a child JVM, so a test can SIGKILL it (crash tests). */
+public final class ChildServer implements AutoCloseable {
+    public final Process process;
+    public final String url;
+
+    private ChildServer(Process process, String url) {
+        this.process = process;
+        this.url = url;
+    }
+
+    public static ChildServer start(Path data, List<String> extraArgs, List<String> jvmProps) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xmx512m");
+        for (String flag : System.getProperty("strand.jvmFlags", "").split("\\s+")) {
+            if (!flag.isBlank()) {
+                cmd.add(flag);
+            }
+        }
+        cmd.addAll(jvmProps);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add("io.strand.app.Main");
+        cmd.addAll(List.of("--port", "0", "--data", data.toString()));
+        cmd.addAll(extraArgs);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        CompletableFuture<String> url = new CompletableFuture<>();
+        Thread.ofVirtual().start(() -> {
+            try {
+                String line;
+                while ((line = out.readLine()) != null) {
+                    if (line.startsWith("strand listening on ")) {
+                        url.complete(line.substring("strand listening on ".length()).trim());
+                    }
+                }
+            } catch (IOException ignored) {
+                // the child died
+            }
+            url.completeExceptionally(new IOException("child exited before listening"));
+        });
+        try {
+            return new ChildServer(p, url.get(60, TimeUnit.SECONDS));
+        } catch (Exception e) {
+            p.destroyForcibly();
+            throw new IOException("child server did not start: " + e.getMessage(), e);
+        }
+    }
+
+    /** SIGKILL: no shutdown hook runs. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM: a clean shutdown. */
+    public int terminate() throws InterruptedException {
+        process.destroy();
+        process.waitFor(30, TimeUnit.SECONDS);
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            kill();
+        }
+    }
+}
