@@ -51,6 +51,7 @@ public final class StrandServer implements AutoCloseable {
                 .port(config.port())
                 .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
                 .shutdownHook(false)
+                .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
                 .addFeature(ObserveFeature.just(HealthObserver.create(), MetricsObserver.create()))
                 .addProtocol(WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build())
                 .routing(r -> routing(r, this))

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.strand.app.testing.ChildServer;
 import io.strand.app.testing.Http;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,7 +39,7 @@ class LogCrashIT {
         Map<String, Long> acked = new ConcurrentHashMap<>(); // "c-n" -> seq
         int generation = 0;
         for (int loop = 0; loop < LOOPS; loop++) {
-            ChildServer child = ChildServer.start(dir, List.of("--durability", durability), List.of());
+            ServerProcess child = ServerProcess.start(dir, List.of("--durability", durability), List.of());
             Http http = new Http(child.url, null);
             verify(http, acked, durability + " loop " + loop);
             AtomicBoolean running = new AtomicBoolean(true);
@@ -73,7 +72,7 @@ class LogCrashIT {
                 t.join();
             }
         }
-        ChildServer last = ChildServer.start(dir, List.of("--durability", durability), List.of());
+        ServerProcess last = ServerProcess.start(dir, List.of("--durability", durability), List.of());
         try {
             verify(new Http(last.url, null), acked, durability + " final");
             assertTrue(acked.size() > LOOPS * 10, "the test made progress: " + acked.size() + " acked");

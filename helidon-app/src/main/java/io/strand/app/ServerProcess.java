@@ -1,4 +1,4 @@
-package io.strand.app.testing;
+package io.strand.app;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -10,21 +10,24 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-/** The real server in a child JVM, so a test can SIGKILL it (crash tests). */
-public final class ChildServer implements AutoCloseable {
+/**
+ * The real server in a child JVM with this JVM's classpath and the Chronicle flags, so crash tests
+ * can SIGKILL it and benchmarks can load it from another process.
+ */
+public final class ServerProcess implements AutoCloseable {
     public final Process process;
     public final String url;
 
-    private ChildServer(Process process, String url) {
+    private ServerProcess(Process process, String url) {
         this.process = process;
         this.url = url;
     }
 
-    public static ChildServer start(Path data, List<String> extraArgs, List<String> jvmProps) throws IOException {
+    public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx512m");
-        for (String flag : System.getProperty("strand.jvmFlags", "").split("\\s+")) {
+        for (String flag : jvmFlags().split("\\s+")) {
             if (!flag.isBlank()) {
                 cmd.add(flag);
             }
@@ -52,11 +55,22 @@ public final class ChildServer implements AutoCloseable {
             url.completeExceptionally(new IOException("child exited before listening"));
         });
         try {
-            return new ChildServer(p, url.get(60, TimeUnit.SECONDS));
+            return new ServerProcess(p, url.get(60, TimeUnit.SECONDS));
         } catch (Exception e) {
             p.destroyForcibly();
             throw new IOException("child server did not start: " + e.getMessage(), e);
         }
+    }
+
+    /** The Chronicle flags: from the build (tests) or the launcher (the CLI sets strand.jvmFlags too). */
+    static String jvmFlags() {
+        String flags = System.getProperty("strand.jvmFlags");
+        if (flags != null && !flags.isBlank()) {
+            return flags;
+        }
+        return String.join(" ", java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(a -> a.startsWith("--add-") || a.startsWith("--enable-native") || a.startsWith("--sun-misc") || a.startsWith("-Dchronicle"))
+                .toList());
     }
 
     /** SIGKILL: no shutdown hook runs. */

@@ -1,0 +1,100 @@
+package io.strand.tools;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.app.ServerProcess;
+import io.strand.core.Json;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code strand bench}: starts a fresh server in a child process (its own temp data dir, the
+ * chosen durability mode), runs the named scenarios over loopback, prints one line each and writes
+ * them as JSON. Numbers come from HdrHistogram; nothing is tuned per scenario.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Run benchmarks against a fresh local server in a child process.")
+final class BenchCommand implements Callable<Integer> {
+    @Parameters(arity = "0..*", paramLabel = "SCENARIO",
+            description = "Scenarios (default: all): append-serial append-concurrent append-batched read-pagination "
+                    + "replay-100k replay-1m live-tail cold-log-open many-logs")
+    List<String> scenarios = new ArrayList<>();
+    @Option(names = "--durability", defaultValue = "fsync", description = "fsync (default) or os.")
+    String durability;
+    @Option(names = "--quick", description = "A tenth of the default sizes (smoke run; not for reporting).")
+    boolean quick;
+    @Option(names = "--out", defaultValue = "bench-results", description = "Directory for the JSON results.")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, Scenario> all = new LinkedHashMap<>();
+        all.put("append-serial", LogBenchmarks::appendSerial);
+        all.put("append-concurrent", LogBenchmarks::appendConcurrent);
+        all.put("append-batched", LogBenchmarks::appendBatched);
+        all.put("read-pagination", LogBenchmarks::readPagination);
+        all.put("replay-100k", b -> b.subscribeReplay(100_000));
+        all.put("replay-1m", b -> b.subscribeReplay(1_000_000));
+        all.put("live-tail", LogBenchmarks::liveTail);
+        all.put("cold-log-open", LogBenchmarks::coldLogOpen);
+        all.put("many-logs", LogBenchmarks::manyLogs);
+        List<String> chosen = scenarios.isEmpty() ? new ArrayList<>(all.keySet()) : scenarios;
+        for (String s : chosen) {
+            if (!all.containsKey(s)) {
+                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                        "unknown scenario '" + s + "'; choose from " + all.keySet());
+            }
+        }
+        Path data = Files.createTempDirectory("strand-bench-");
+        ArrayNode results = Json.MAPPER.createArrayNode();
+        System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
+                + Runtime.getRuntime().availableProcessors() + " cores" + (quick ? ", QUICK sizes" : ""));
+        try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), List.of("-Xmx2g"))) {
+            String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
+            LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick);
+            for (String name : chosen) {
+                System.out.print("  running " + name + "…\r");
+                System.out.flush();
+                BenchReport report = all.get(name).run(bench);
+                System.out.println(report.line());
+                results.add(report.json());
+            }
+        } finally {
+            deleteTree(data);
+        }
+        Files.createDirectories(out);
+        Path file = out.resolve("bench-" + Instant.now().toString().replace(':', '-') + ".json");
+        ObjectNode doc = Json.MAPPER.createObjectNode();
+        doc.put("durability", durability);
+        doc.put("quick", quick);
+        doc.put("cores", Runtime.getRuntime().availableProcessors());
+        doc.set("results", results);
+        Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
+        System.out.println("results: " + file);
+        return 0;
+    }
+
+    interface Scenario {
+        BenchReport run(LogBenchmarks bench) throws Exception;
+    }
+
+    static void deleteTree(Path root) throws java.io.IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (var walk = Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

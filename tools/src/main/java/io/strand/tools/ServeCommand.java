@@ -1,0 +1,60 @@
+package io.strand.tools;
+
+import io.strand.app.Main;
+import io.strand.app.ServerConfig;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code strand serve}: SPEC §10. Flags win over {@code STRAND_*} environment variables. */
+@Command(name = "serve", mixinStandardHelpOptions = true, description = "Run the Strand server.")
+final class ServeCommand implements Callable<Integer> {
+    @Option(names = "--host", description = "Bind address (default 127.0.0.1; env STRAND_HOST).")
+    String host;
+    @Option(names = "--port", description = "Port; 0 picks a free one (default 8080; env STRAND_PORT).")
+    Integer port;
+    @Option(names = "--data", description = "Data directory (default ./data; env STRAND_DATA).")
+    String data;
+    @Option(names = "--durability", description = "fsync (default) or os (env STRAND_DURABILITY).")
+    String durability;
+    @Option(names = "--cold", description = "Cold store: file:///dir (default DATA/cold) or s3://bucket/prefix (env STRAND_COLD).")
+    String cold;
+    @Option(names = "--s3-endpoint", description = "S3-compatible endpoint URL, e.g. R2's (env STRAND_S3_ENDPOINT).")
+    String s3Endpoint;
+    @Option(names = "--s3-region", description = "Region (R2: auto; env STRAND_S3_REGION).")
+    String s3Region;
+    @Option(names = "--s3-path-style", description = "Path-style addressing (env STRAND_S3_PATH_STYLE).")
+    Boolean s3PathStyle;
+    @Option(names = "--hot-max-entries", description = "Roll to cold past this many hot entries per log.")
+    Long hotMaxEntries;
+    @Option(names = "--hot-max-bytes", description = "Roll to cold past this many hot bytes per log.")
+    Long hotMaxBytes;
+    @Option(names = "--hot-max-age", description = "Roll to cold entries older than this (30s, 5m, 2h, 7d).")
+    String hotMaxAge;
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, String> values = new HashMap<>(System.getenv());
+        put(values, "STRAND_HOST", host);
+        put(values, "STRAND_PORT", port);
+        put(values, "STRAND_DATA", data);
+        put(values, "STRAND_DURABILITY", durability);
+        put(values, "STRAND_COLD", cold);
+        put(values, "STRAND_S3_ENDPOINT", s3Endpoint);
+        put(values, "STRAND_S3_REGION", s3Region);
+        put(values, "STRAND_S3_PATH_STYLE", s3PathStyle);
+        put(values, "STRAND_HOT_MAX_ENTRIES", hotMaxEntries);
+        put(values, "STRAND_HOT_MAX_BYTES", hotMaxBytes);
+        put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
+        Main.serve(ServerConfig.from(values));
+        return 0;
+    }
+
+    private static void put(Map<String, String> values, String key, Object value) {
+        if (value != null) {
+            values.put(key, value.toString());
+        }
+    }
+}
