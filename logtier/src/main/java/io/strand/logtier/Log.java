@@ -52,7 +52,7 @@ final class Log implements AutoCloseable {
     }
 
     static boolean exists(Path dir) {
-        return Files.isRegularFile(dir.resolve("meta.json"));
+        return Files.isRegularFile(dir.resolve("meta.json")) || Files.isDirectory(dir.resolve("queue"));
     }
 
     /** Opens (creating when asked and missing) the log in {@code dir}; null when absent and not creating. */
@@ -60,12 +60,14 @@ final class Log implements AutoCloseable {
         try {
             long created;
             if (exists(dir)) {
-                created = Json.MAPPER.readTree(dir.resolve("meta.json").toFile()).path("created").asLong();
+                Path meta = dir.resolve("meta.json");
+                created = Files.isRegularFile(meta) ? Json.MAPPER.readTree(meta.toFile()).path("created").asLong() : 0;
             } else if (create) {
                 Files.createDirectories(dir);
                 created = System.currentTimeMillis();
                 ObjectNode meta = Json.MAPPER.createObjectNode().put("created", created).put("format", 1);
-                writeAtomically(dir.resolve("meta.json"), Json.bytes(meta));
+                // not forced: the queue is the log's truth and is synced with the first ack; meta only adds "created"
+                writeAtomically(dir.resolve("meta.json"), Json.bytes(meta), false);
             } else {
                 return null;
             }
@@ -118,19 +120,21 @@ final class Log implements AutoCloseable {
             rows.addArray().add((String) row[0]).add((Long) row[1]).add((Long) row[2]).add((Long) row[3]);
         }
         try {
-            writeAtomically(dir.resolve("state.json"), Json.bytes(s));
+            writeAtomically(dir.resolve("state.json"), Json.bytes(s), true);
             appendedSinceSnapshot = 0;
         } catch (IOException e) {
             // The snapshot only saves start-up time; the queue stays the truth.
         }
     }
 
-    static void writeAtomically(Path target, byte[] content) throws IOException {
+    static void writeAtomically(Path target, byte[] content, boolean force) throws IOException {
         Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
                 java.nio.file.StandardOpenOption.TRUNCATE_EXISTING, java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(content));
-            ch.force(true);
+            if (force) {
+                ch.force(true);
+            }
         }
         try {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -81,14 +81,14 @@ public final class LogStore implements AutoCloseable {
         validate(req);
         LogSlot slot = slot(ws, name);
         String durable = config.durability().wire();
-        return writers.submit(ws, commit -> {
+        return slot.whenOpen(() -> writers.submit(ws, commit -> {
             Log log = slot.acquire(true);
             try {
                 return log.append(req, commit, durable);
             } finally {
                 slot.release();
             }
-        });
+        }));
     }
 
     private void validate(AppendRequest req) {
@@ -316,6 +316,50 @@ public final class LogStore implements AutoCloseable {
             this.ws = ws;
             this.name = name;
             this.dir = dir;
+        }
+
+        /** Appends that arrived while the log was being opened off the writer thread, in arrival order. */
+        private List<Runnable> waitingForOpen;
+
+        /**
+         * Runs {@code submit} once the log is open. Opening (creating files, mapping the queue) takes
+         * milliseconds, so it happens on a virtual thread rather than the workspace's writer; appends
+         * that arrive meanwhile queue here and are submitted in arrival order, so order is kept.
+         */
+        <T> CompletableFuture<T> whenOpen(java.util.function.Supplier<CompletableFuture<T>> submit) {
+            synchronized (this) {
+                if (log != null) {
+                    return submit.get();
+                }
+                CompletableFuture<T> result = new CompletableFuture<>();
+                Runnable start = () -> submit.get().whenComplete((v, t) -> {
+                    if (t != null) {
+                        result.completeExceptionally(t);
+                    } else {
+                        result.complete(v);
+                    }
+                });
+                if (waitingForOpen == null) {
+                    waitingForOpen = new ArrayList<>();
+                    waitingForOpen.add(start);
+                    Thread.ofVirtual().name("log-open-" + ws + "/" + name).start(this::openThenSubmitWaiting);
+                } else {
+                    waitingForOpen.add(start);
+                }
+                return result;
+            }
+        }
+
+        private synchronized void openThenSubmitWaiting() {
+            List<Runnable> waiting = waitingForOpen;
+            waitingForOpen = null;
+            try {
+                acquire(true);
+                release();
+            } catch (RuntimeException e) {
+                // the turns will reopen on the writer and report the failure to each caller
+            }
+            waiting.forEach(Runnable::run);
         }
 
         synchronized Log acquire(boolean create) {

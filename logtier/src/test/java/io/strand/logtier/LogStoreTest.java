@@ -166,6 +166,18 @@ class LogStoreTest {
     }
 
     @Test
+    void appendsShouldKeepSubmissionOrderWhileTheLogIsBeingOpened() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        List<CompletableFuture<AppendResult>> acks = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            acks.add(store.append("w", "fresh", one(String.valueOf(i))));
+        }
+        for (int i = 0; i < 300; i++) {
+            assertEquals(i + 1, acks.get(i).join().firstSeq(), "append " + i);
+        }
+    }
+
+    @Test
     void readFromTimeShouldStartAtFirstEntryAtOrAfterTime() {
         open(LogConfig.defaults(dir, Durability.OS));
         store.append("w", "t", one("1")).join();
