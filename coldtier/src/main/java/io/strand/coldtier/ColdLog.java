@@ -2,6 +2,7 @@ package io.strand.coldtier;
 
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
+import io.strand.core.FailPoints;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
 /**
@@ -33,7 +35,8 @@ public final class ColdLog {
     private final ManifestStore manifests;
     private final String prefix;
     private final String manifestKey;
-    private volatile ManifestStore.Snapshot snapshot;
+    /** The manifest as last seen; commits only move it forward, {@link #refresh()} takes whatever is stored. */
+    private final AtomicReference<ManifestStore.Snapshot> snapshot = new AtomicReference<>();
 
     public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config) {
         this.store = store;
@@ -76,7 +79,7 @@ public final class ColdLog {
     public Manifest refresh() {
         return guard(() -> {
             ManifestStore.Snapshot s = manifests.read(manifestKey, ws, log);
-            snapshot = s;
+            snapshot.set(s);
             return s.manifest();
         });
     }
@@ -114,11 +117,11 @@ public final class ColdLog {
             }
             try {
                 ColdRoll.upload(this, p);
-                io.strand.core.FailPoints.hit("roll.afterUpload");
+                FailPoints.hit("roll.afterUpload");
                 ColdRoll.verifyUpload(this, p);
-                io.strand.core.FailPoints.hit("roll.afterVerify");
+                FailPoints.hit("roll.afterVerify");
                 SegmentMeta meta = ColdRoll.commit(this, p);
-                io.strand.core.FailPoints.hit("roll.afterManifest");
+                FailPoints.hit("roll.afterManifest");
                 return Optional.of(meta);
             } finally {
                 ColdRoll.cleanup(p);
@@ -132,7 +135,10 @@ public final class ColdLog {
      * Up to {@code maxEntries} entries from {@code fromSeq} ascending (from the first cold seq if
      * {@code fromSeq} is older), stopping before the entry that would pass {@code maxBytes} of
      * {@link Entry#weight()} (at least one entry is returned when any is available). Fetches only
-     * the blocks the page touches, each by one ranged read unless cached. Empty past the cold part.
+     * the blocks the page touches, each by one ranged read unless cached; with a read-ahead executor
+     * configured, a page ending in the second half of a block prefetches the next one. Re-reads the
+     * manifest once when {@code fromSeq} lies past the cached cold part. Empty past the cold part.
+     * Returned entries are shared with the block cache: never modify their {@code data} arrays.
      */
     public List<Entry> read(long fromSeq, int maxEntries, long maxBytes) {
         if (maxEntries < 1 || maxBytes < 1) {
@@ -332,7 +338,10 @@ public final class ColdLog {
         return deleteOrphans(ColdLogConfig.DEFAULT_ORPHAN_MIN_AGE);
     }
 
-    /** Deletes orphans last modified at least {@code minAge} ago (younger ones may be an upload in flight). */
+    /**
+     * Deletes orphans last modified at least {@code minAge} ago (younger ones may be an upload in
+     * flight); {@link Duration#ZERO} deletes every orphan, for when nothing else writes this log.
+     */
     public int deleteOrphans(Duration minAge) {
         return guard(() -> new ColdVerifier(this).deleteOrphans(minAge));
     }
@@ -344,7 +353,7 @@ public final class ColdLog {
             for (ColdStore.ObjectInfo o : store.list(prefix)) {
                 store.delete(o.key());
             }
-            snapshot = new ManifestStore.Snapshot(Manifest.empty(ws, log), null);
+            snapshot.set(new ManifestStore.Snapshot(Manifest.empty(ws, log), null));
             return null;
         });
     }
@@ -364,12 +373,18 @@ public final class ColdLog {
     }
 
     ManifestStore.Snapshot snapshot() {
-        ManifestStore.Snapshot s = snapshot;
+        ManifestStore.Snapshot s = snapshot.get();
         if (s == null) {
             refresh();
-            s = snapshot;
+            s = snapshot.get();
         }
         return s;
+    }
+
+    /** Keeps the newer of what we hold and {@code seen}, so a slow thread never moves our view back. */
+    private void adopt(ManifestStore.Snapshot seen) {
+        snapshot.accumulateAndGet(seen, (cur, s) ->
+                cur == null || s.manifest().generation() >= cur.manifest().generation() ? s : cur);
     }
 
     /**
@@ -388,11 +403,11 @@ public final class ColdLog {
             }
             switch (manifests.commit(manifestKey, s, next)) {
                 case ManifestStore.Committed c -> {
-                    snapshot = c.snapshot();
+                    adopt(c.snapshot());
                     return c.snapshot().manifest();
                 }
                 case ManifestStore.Conflict c -> {
-                    snapshot = c.current();
+                    adopt(c.current());
                     s = c.current();
                 }
             }

@@ -110,7 +110,7 @@ final class ColdVerifier {
         Instant cutoff = log.config().clock().instant().minus(minAge);
         int deleted = 0;
         for (ColdStore.ObjectInfo o : orphans()) {
-            if (o.lastModified() == null || !o.lastModified().isAfter(cutoff)) {
+            if (minAge.isZero() || o.lastModified() == null || !o.lastModified().isAfter(cutoff)) {
                 log.store().delete(o.key());
                 deleted++;
             }

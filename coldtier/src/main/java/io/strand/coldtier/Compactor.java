@@ -25,6 +25,10 @@ import java.util.Set;
  * (proof that no entry changed); upload under {@code {first}-{last}.seg}; verify size and trailer;
  * commit the manifest with the run replaced and its keys pending delete. A crash before the commit
  * leaves an orphan the next compaction overwrites (same range, same bytes); after it, nothing.
+ * Fail points: {@code compact.afterUpload}, {@code compact.afterManifest}, {@code gc.afterDelete}.
+ *
+ * <p>Memory: one old segment is held whole while it is verified and re-blocked, so at most the
+ * largest segment in a run (runs total ≤ {@code targetBytes}).
  */
 public final class Compactor {
     /** What one compaction did. {@code abandoned} runs were changed by another writer meanwhile and left alone. */

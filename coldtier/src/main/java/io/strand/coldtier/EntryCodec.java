@@ -91,6 +91,9 @@ final class EntryCodec {
                 }
                 int keyLen = in.getInt();
                 String k = null;
+                if (keyLen > in.remaining()) {
+                    throw bad(key, b, blockNo, "entry " + seq + " has key length " + keyLen);
+                }
                 if (keyLen >= 0) {
                     byte[] kb = new byte[keyLen];
                     in.get(kb);
@@ -99,7 +102,7 @@ final class EntryCodec {
                     throw bad(key, b, blockNo, "entry " + seq + " has key length " + keyLen);
                 }
                 int dataLen = in.getInt();
-                if (dataLen < 0) {
+                if (dataLen < 0 || dataLen > in.remaining()) {
                     throw bad(key, b, blockNo, "entry " + seq + " has data length " + dataLen);
                 }
                 byte[] data = new byte[dataLen];

@@ -10,6 +10,8 @@ import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.apache5.Apache5HttpClient;
@@ -60,7 +62,12 @@ public final class S3ColdStore implements ColdStore {
                         .apiCallAttemptTimeout(config.apiCallAttemptTimeout())
                         .retryStrategy(b -> b.maxAttempts(config.maxAttempts())));
         if (config.endpoint() != null) {
-            builder.endpointOverride(config.endpoint());
+            // S3-compatibles (R2, MinIO, s3proxy) differ in which of the SDK's newer default flexible
+            // checksums they accept; send them only where an operation requires one. Segments carry
+            // their own CRCs and SHA-256, checked after upload and on every read.
+            builder.endpointOverride(config.endpoint())
+                    .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                    .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
         }
         this.s3 = builder.build();
     }

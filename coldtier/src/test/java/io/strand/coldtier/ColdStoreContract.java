@@ -10,8 +10,13 @@ import io.strand.core.StrandException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +29,9 @@ abstract class ColdStoreContract {
     ColdStore store;
 
     abstract ColdStore newStore();
+
+    /** Another client on the location {@link #newStore()} last returned. */
+    abstract ColdStore reopen();
 
     @BeforeEach
     void open() {
@@ -95,5 +103,43 @@ abstract class ColdStoreContract {
         assertArrayEquals(bytes("two"), store.get("w/l/manifest.json"));
         assertTrue(store.putIfMatch("w/l/manifest.json", bytes("three"), e2).isPresent());
         assertTrue(store.putIfMatch("w/l/absent.json", bytes("x"), e2).isEmpty(), "If-Match on a missing object loses");
+    }
+
+    @Test
+    void racingConditionalWritersFromSeparateClientsShouldHaveOneWinnerPerVersion() throws Exception {
+        int writers = 4;
+        store.putIfAbsent("w/l/manifest.json", "0".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        CyclicBarrier start = new CyclicBarrier(writers);
+        ExecutorService pool = Executors.newFixedThreadPool(writers);
+        List<Future<Integer>> wins = new ArrayList<>();
+        try {
+            for (int w = 0; w < writers; w++) {
+                wins.add(pool.submit(() -> {
+                    // each thread its own client on the same location, like separate processes
+                    try (ColdStore mine = reopen()) {
+                        start.await();
+                        int won = 0;
+                        for (int i = 0; i < 25; i++) {
+                            ColdStore.Versioned v = mine.getVersioned("w/l/manifest.json").orElseThrow();
+                            int n = Integer.parseInt(new String(v.bytes(), StandardCharsets.UTF_8));
+                            if (mine.putIfMatch("w/l/manifest.json", String.valueOf(n + 1).getBytes(StandardCharsets.UTF_8),
+                                    v.etag()).isPresent()) {
+                                won++;
+                            }
+                        }
+                        return won;
+                    }
+                }));
+            }
+            int total = 0;
+            for (Future<Integer> f : wins) {
+                total += f.get();
+            }
+            int stored = Integer.parseInt(new String(store.get("w/l/manifest.json"), StandardCharsets.UTF_8));
+            assertEquals(total, stored, "every successful conditional write is one increment: no lost update");
+            assertTrue(total >= 25, "someone made progress: " + total);
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }

@@ -11,6 +11,8 @@ class CountingColdStore implements ColdStore {
     final AtomicLong rangeGets = new AtomicLong();
     final AtomicLong rangeBytes = new AtomicLong();
     final AtomicLong wholeGets = new AtomicLong();
+    /** Runs before every put with the key about to be written: tests stage races at exact points. */
+    volatile java.util.function.Consumer<String> beforePut = key -> { };
 
     CountingColdStore(ColdStore inner) {
         this.inner = inner;
@@ -24,6 +26,7 @@ class CountingColdStore implements ColdStore {
 
     @Override
     public void put(String key, Path file) {
+        beforePut.accept(key);
         inner.put(key, file);
     }
 

@@ -22,13 +22,12 @@ class RollCrashTest {
     @TempDir
     Path tmp;
 
-    /** The child: {@code RollCrashTest$Child <coldDir> <tmpDir>} rolls 1..10, then 11..40. */
+    /** The child: {@code RollCrashTest$Child <coldDir> <tmpDir>} rolls 11..40 after the parent's 1..10. */
     public static final class Child {
         public static void main(String[] args) {
             try (ColdStore store = new FileColdStore(Path.of(args[0]))) {
                 ColdLog log = new ColdLog(store, "ws1", "crashy", new BlockCache(1 << 20),
                         ColdLogConfig.defaults(Path.of(args[1])).withBlockBytes(1024));
-                log.roll(TestEntries.range(1, 10));
                 log.roll(TestEntries.range(11, 40));
             }
             System.exit(0);
@@ -41,6 +40,10 @@ class RollCrashTest {
     void rollShouldRecoverWhenTheRollerIsKilledAtEachStep(String failpoint) throws Exception {
         Path cold = tmp.resolve("cold");
         Path rollTmp = tmp.resolve("roll-tmp");
+        try (ColdStore store = new FileColdStore(cold)) {
+            new ColdLog(store, "ws1", "crashy", new BlockCache(1 << 20),
+                    ColdLogConfig.defaults(rollTmp).withBlockBytes(1024)).roll(TestEntries.range(1, 10));
+        }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Process child = new ProcessBuilder(java, "-Dstrand.failpoint=" + failpoint, "--enable-native-access=ALL-UNNAMED",

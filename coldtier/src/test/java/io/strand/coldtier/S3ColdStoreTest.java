@@ -34,6 +34,11 @@ class S3ColdStoreTest extends ColdStoreContract {
         return s3.config("cold", "store-test-" + N.incrementAndGet()).open();
     }
 
+    @Override
+    ColdStore reopen() {
+        return s3.config("cold", "store-test-" + N.get()).open();
+    }
+
     @Test
     void prefixShouldIsolateStoresInOneBucket() {
         store.put("w/l/a", new byte[] {1});

@@ -155,13 +155,12 @@ final class Log implements AutoCloseable {
                         + " of producer '" + req.producerId() + "' is older than the retry window of log " + name);
             }
         }
-        long head = hot.lastSeq() > 0 ? hot.lastSeq() : cold.lastSeq();
+        // The hot queue always holds the newest entries (its last cycle file is never dropped), so the
+        // head never needs the object store: appends keep working while it is down.
+        long head = hot.lastSeq();
         if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
             throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
                     + ", not " + req.expectedLastSeq(), Map.of("head", head));
-        }
-        if (hot.lastSeq() == 0 && cold.lastSeq() > 0) {
-            throw new StrandException(ErrorCode.INTERNAL, "hot part of " + ws + "/" + name + " is empty after seq " + head);
         }
         long first = hot.append(System.currentTimeMillis(), req.data(), req.keys(),
                 req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
@@ -187,17 +186,30 @@ final class Log implements AutoCloseable {
     }
 
     long first() {
-        long coldFirst = cold.firstSeq();
-        if (coldFirst > 0) {
-            return coldFirst;
-        }
         long hotFirst = hot.firstSeq();
-        return hotFirst > 0 ? hotFirst : head() + 1;
+        if (hotFirst == 1 || hotFirst == 0) {
+            return hotFirst == 1 ? 1 : head() + 1; // nothing can be cold below seq 1
+        }
+        long coldFirst = cold.firstSeq();
+        return coldFirst > 0 ? coldFirst : hotFirst;
     }
 
+    /** First seq not yet in the cold tier (entries before it may still be physically hot until their cycle file goes). */
     long hotFirst() {
         long f = hot.firstSeq();
-        return f > 0 ? f : head() + 1;
+        if (f == 0) {
+            return head() + 1;
+        }
+        long coldLast = hot.firstSeq() > 1 || cold != ColdPart.NONE ? safeColdLast() : 0;
+        return Math.max(f, coldLast + 1);
+    }
+
+    private long safeColdLast() {
+        try {
+            return cold.lastSeq();
+        } catch (RuntimeException e) {
+            return 0;
+        }
     }
 
     /** Entries {@code from ≤ seq ≤ min(toSeq, head)} across cold and hot, in order; returns the next seq. */
@@ -224,9 +236,12 @@ final class Log implements AutoCloseable {
     /** The first seq with ts ≥ {@code ts} (binary search: ts never decreases within a log), or head+1. */
     long seqAtOrAfter(long ts) {
         long head = head();
-        long coldHit = cold.seqAtOrAfter(ts);
-        if (coldHit > 0) {
-            return coldHit;
+        long hotStart = hot.firstSeq();
+        if (hotStart > 1 && (head < hotStart || hot.tsOf(hotStart) > ts)) {
+            long coldHit = cold.seqAtOrAfter(ts); // only when the answer may lie before the hot part
+            if (coldHit > 0) {
+                return coldHit;
+            }
         }
         long lo = Math.max(hot.firstSeq(), 1);
         long hi = head;

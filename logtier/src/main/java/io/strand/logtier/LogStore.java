@@ -38,6 +38,8 @@ public final class LogStore implements AutoCloseable {
     private final AtomicInteger openLogs = new AtomicInteger();
     private final ScheduledExecutorService reaper;
     private volatile ColdAttacher coldAttacher = (ws, name) -> ColdPart.NONE;
+    private volatile ColdTier coldTier;
+    private volatile Roller roller;
 
     /** Supplies the cold part of a log when it opens (set by the cold tier wiring). */
     interface ColdAttacher {
@@ -64,6 +66,42 @@ public final class LogStore implements AutoCloseable {
         this.coldAttacher = attacher;
     }
 
+    /** Tiers old entries of every log into {@code tier} past the configured hot threshold. Call once, before traffic. */
+    public void enableColdTier(ColdTier tier) {
+        this.coldTier = tier;
+        this.coldAttacher = tier::part;
+        this.roller = new Roller(this, tier, config.hot());
+    }
+
+    /** Rolls every committed entry of a log to cold now (the {@code cold roll} tool); returns entries rolled. */
+    public long rollNow(String ws, String name) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        if (roller == null) {
+            throw StrandException.badRequest("this server has no cold tier");
+        }
+        return roller.rollNow(ws, name, true);
+    }
+
+    /** Cold-tier counters for status and metrics: rolls, entries rolled, failures, pending checks, last error. */
+    public Map<String, Object> coldStats() {
+        Roller r = roller;
+        if (r == null) {
+            return Map.of();
+        }
+        return Map.of("rolls", r.rolls.get(), "rolledEntries", r.rolledEntries.get(), "rollFailures", r.rollFailures.get(),
+                "pending", r.backlog(), "lastError", r.lastError,
+                "cacheHits", coldTier.cache().hits(), "cacheMisses", coldTier.cache().misses());
+    }
+
+    public ColdTier coldTier() {
+        return coldTier;
+    }
+
+    LogSlot slotFor(String ws, String name) {
+        return slot(ws, name);
+    }
+
     public LogConfig config() {
         return config;
     }
@@ -81,7 +119,7 @@ public final class LogStore implements AutoCloseable {
         validate(req);
         LogSlot slot = slot(ws, name);
         String durable = config.durability().wire();
-        return slot.whenOpen(() -> writers.submit(ws, commit -> {
+        CompletableFuture<AppendResult> ack = slot.whenOpen(() -> writers.submit(ws, commit -> {
             Log log = slot.acquire(true);
             try {
                 return log.append(req, commit, durable);
@@ -89,6 +127,11 @@ public final class LogStore implements AutoCloseable {
                 slot.release();
             }
         }));
+        Roller r = roller;
+        if (r != null) {
+            ack.thenAccept(result -> r.afterAppend(ws, name, result.lastSeq()));
+        }
+        return ack;
     }
 
     private void validate(AppendRequest req) {
@@ -113,19 +156,27 @@ public final class LogStore implements AutoCloseable {
         }
     }
 
-    /** Removes the log's hot data (cold data through {@code afterDelete}); false when it did not exist. */
-    public CompletableFuture<Boolean> delete(String ws, String name) {
+    /**
+     * Removes the log's hot data on the writer, then its cold objects on the calling thread (object
+     * store I/O never runs on a writer); false when it did not exist.
+     */
+    public boolean delete(String ws, String name) {
         Names.workspace(ws);
         Names.object("log", name);
         LogSlot slot = slot(ws, name);
-        return writers.submit(ws, commit -> {
-            boolean existed = slot.deleteAll();
+        boolean existed = writers.submit(ws, commit -> {
+            boolean hot = slot.deleteAll();
             NavigableSet<String> names = namesByWorkspace.get(ws);
             if (names != null) {
                 names.remove(name);
             }
-            return existed;
-        });
+            return hot;
+        }).join();
+        ColdTier tier = coldTier;
+        if (tier != null) {
+            tier.deleteLog(ws, name);
+        }
+        return existed;
     }
 
     // ---------------------------------------------------------------- reads
@@ -295,6 +346,10 @@ public final class LogStore implements AutoCloseable {
 
     @Override
     public void close() {
+        Roller r = roller;
+        if (r != null) {
+            r.close();
+        }
         reaper.shutdownNow();
         for (LogSlot slot : slots.values()) {
             slot.closeIfIdle(Long.MAX_VALUE, 0);
@@ -370,6 +425,7 @@ public final class LogStore implements AutoCloseable {
                 }
                 openLogs.incrementAndGet();
                 log.cold(coldAttacher.attach(ws, name));
+                warmCold(log);
                 if (create) {
                     names(ws).add(name);
                 }
@@ -377,6 +433,19 @@ public final class LogStore implements AutoCloseable {
             active++;
             lastUsed = System.nanoTime();
             return log;
+        }
+
+        /** Loads the cold manifest now so reads need no object-store round trip; a store that is down only delays it. */
+        private void warmCold(Log log) {
+            try {
+                log.cold().lastSeq();
+                Roller r = roller;
+                if (r != null && log.head() > 0) {
+                    r.afterAppend(ws, name, log.head());
+                }
+            } catch (RuntimeException e) {
+                // cold reads will report cold_unavailable; appends do not need the cold part
+            }
         }
 
         synchronized void release() {

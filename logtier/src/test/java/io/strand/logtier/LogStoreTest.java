@@ -213,7 +213,7 @@ class LogStoreTest {
         assertEquals(1, store.readForward("w", "l3", 1, 10).entries().size());
         assertEquals(20, store.list("w", null, 100).size());
         assertEquals(List.of("l3", "l4"), store.list("w", "l2", 2));
-        assertTrue(store.delete("w", "l3").join());
+        assertTrue(store.delete("w", "l3"));
         assertFalse(store.info("w", "l3").isPresent());
     }
 }

@@ -1,0 +1,103 @@
+package io.strand.logtier;
+
+import io.strand.coldtier.BlockCache;
+import io.strand.coldtier.ColdLog;
+import io.strand.coldtier.ColdLogConfig;
+import io.strand.coldtier.ColdStore;
+import io.strand.core.Entry;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * The cold tier as the log tier uses it: one {@link ColdStore}, one block cache shared by every
+ * log, and a {@link ColdLog} per log (kept while the node runs, it caches the manifest).
+ * Thread-safe.
+ */
+public final class ColdTier implements AutoCloseable {
+    private final ColdStore store;
+    private final BlockCache cache;
+    private final ColdLogConfig config;
+    private final ConcurrentHashMap<String, ColdLog> logs = new ConcurrentHashMap<>();
+
+    public ColdTier(ColdStore store, BlockCache cache, ColdLogConfig config) {
+        this.store = store;
+        this.cache = cache;
+        this.config = config;
+    }
+
+    public ColdLog log(String ws, String name) {
+        return logs.computeIfAbsent(ws + '/' + name, k -> new ColdLog(store, ws, name, cache, config));
+    }
+
+    /** Removes every cold object of a log and forgets it. */
+    public void deleteLog(String ws, String name) {
+        log(ws, name).deleteAll();
+        logs.remove(ws + '/' + name);
+    }
+
+    public BlockCache cache() {
+        return cache;
+    }
+
+    public ColdStore store() {
+        return store;
+    }
+
+    ColdPart part(String ws, String name) {
+        return new Part(log(ws, name));
+    }
+
+    @Override
+    public void close() throws Exception {
+        store.close();
+    }
+
+    /** A log's cold segments seen through the read path. */
+    private record Part(ColdLog cold) implements ColdPart {
+        @Override
+        public long firstSeq() {
+            return cold.firstSeq();
+        }
+
+        @Override
+        public long lastSeq() {
+            return cold.lastSeq();
+        }
+
+        @Override
+        public int segments() {
+            return cold.manifest().segments().size();
+        }
+
+        @Override
+        public long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+            long next = fromSeq;
+            int count = 0;
+            long bytes = 0;
+            while (next <= toSeq && count < maxEntries && (count == 0 || bytes < maxBytes)) {
+                List<Entry> page = cold.read(next, maxEntries - count, Math.max(1, maxBytes - bytes));
+                if (page.isEmpty()) {
+                    break;
+                }
+                for (Entry e : page) {
+                    if (e.seq() > toSeq) {
+                        return next;
+                    }
+                    sink.accept(e);
+                    count++;
+                    bytes += e.weight();
+                    next = e.seq() + 1;
+                }
+            }
+            return next;
+        }
+
+        @Override
+        public long seqAtOrAfter(long ts) {
+            OptionalLong seq = cold.findSeqAtOrAfterTime(ts);
+            return seq.orElse(0);
+        }
+    }
+}
