@@ -20,7 +20,7 @@ import net.openhft.chronicle.queue.RollCycles;
  * @param averageKeyBytes      expected {@code ws/doc} key length, sizes the map (default {@value #DEFAULT_AVERAGE_KEY_BYTES})
  * @param averageValueBytes    expected doc JSON size, sizes the map (default {@value #DEFAULT_AVERAGE_VALUE_BYTES}).
  *                             The store also refuses writes once the stored bytes would pass
- *                             {@code maxEntries × (averageKeyBytes + averageValueBytes)}: the map has a fixed size
+ *                             {@code maxEntries × (averageKeyBytes + averageValueBytes + 8)}: the map has a fixed size
  * @param recovery             what start-up does after an unclean stop (default {@link Recovery#REBUILD})
  * @param checkpointInterval   how often the checkpointer records how far the map reflects the journal (default 10 s)
  * @param snapshotEveryRecords journal records between two snapshots; a snapshot lets older journal cycles be

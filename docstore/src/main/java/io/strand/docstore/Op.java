@@ -1,6 +1,7 @@
 package io.strand.docstore;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -67,7 +68,8 @@ public sealed interface Op permits Op.Incr, Op.Cas, Op.Set, Op.Remove {
                 throw new StrandException(ErrorCode.CEILING_VIOLATION, "adding " + delta + " to " + current
                         + " at '" + path + "' would go above the ceiling " + ceiling, Map.of("value", current));
             }
-            LongNode result = LongNode.valueOf(next);
+            // the node type a re-parse of the stored JSON gives, so values compare equal either way
+            JsonNode result = next == (int) next ? IntNode.valueOf((int) next) : LongNode.valueOf(next);
             path.set(doc, result);
             return result;
         }

@@ -1,0 +1,49 @@
+package io.strand.docstore;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+
+/**
+ * Doc names per workspace in sorted order, for listing. Built at start-up from the map view, then changed
+ * only by each workspace's writer thread after a change is durable; any thread lists (weakly consistent).
+ */
+final class DocIndex {
+    private final ConcurrentHashMap<String, NavigableSet<String>> byWorkspace = new ConcurrentHashMap<>();
+
+    void add(String ws, String doc) {
+        byWorkspace.computeIfAbsent(ws, w -> new ConcurrentSkipListSet<>()).add(doc);
+    }
+
+    void remove(String ws, String doc) {
+        NavigableSet<String> docs = byWorkspace.get(ws);
+        if (docs != null) {
+            docs.remove(doc);
+        }
+    }
+
+    int size(String ws) {
+        NavigableSet<String> docs = byWorkspace.get(ws);
+        return docs == null ? 0 : docs.size();
+    }
+
+    DocPage page(String ws, String after, int limit) {
+        NavigableSet<String> docs = byWorkspace.get(ws);
+        if (docs == null) {
+            return new DocPage(List.of(), null);
+        }
+        NavigableSet<String> tail = after == null || after.isEmpty() ? docs : docs.tailSet(after, false);
+        List<String> page = new ArrayList<>(Math.min(limit, 64));
+        String more = null;
+        for (String d : tail) {
+            if (page.size() == limit) {
+                more = d;
+                break;
+            }
+            page.add(d);
+        }
+        return new DocPage(List.copyOf(page), more == null ? null : page.getLast());
+    }
+}

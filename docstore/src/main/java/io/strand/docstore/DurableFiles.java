@@ -1,0 +1,58 @@
+package io.strand.docstore;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/** Small-file durability: write temp, fsync, rename, fsync the directory. Stateless. */
+final class DurableFiles {
+    private DurableFiles() {
+    }
+
+    /** Replaces {@code target} with {@code content} so that a crash leaves either the old or the new file whole. */
+    static void writeAtomically(Path target, byte[] content) throws IOException {
+        Path tmp = temp(target);
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuffer buf = ByteBuffer.wrap(content);
+            while (buf.hasRemaining()) {
+                ch.write(buf);
+            }
+            ch.force(true);
+        }
+        commit(tmp, target);
+    }
+
+    /** The temp name {@code target} is written under before {@link #commit}. */
+    static Path temp(Path target) {
+        return target.resolveSibling(target.getFileName() + ".tmp");
+    }
+
+    /** Renames an fsynced temp file onto {@code target} (the commit point), then fsyncs the directory. */
+    static void commit(Path tmp, Path target) throws IOException {
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        fsyncDirectory(target.toAbsolutePath().getParent());
+    }
+
+    /** Forces a file's data (including pages written through a shared mapping) to disk. */
+    static void fsync(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.force(true);
+        }
+    }
+
+    static void fsyncDirectory(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException e) {
+            // some filesystems refuse to open a directory for fsync; the rename is then as durable as they allow
+            if (!e.getClass().getSimpleName().equals("AccessDeniedException")) {
+                throw e;
+            }
+        }
+    }
+}

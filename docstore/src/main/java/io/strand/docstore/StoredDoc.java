@@ -1,0 +1,39 @@
+package io.strand.docstore;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * A doc as the map view stores it: {@code version} (8 bytes, big-endian) followed by the doc's JSON
+ * (UTF-8). Immutable; {@link #parse()} returns a fresh, private {@link ObjectNode} each time.
+ */
+record StoredDoc(long version, byte[] json) {
+
+    static StoredDoc decode(byte[] stored) {
+        if (stored.length < 9) {
+            throw new StrandException(ErrorCode.CORRUPT, "doc map value of " + stored.length + " bytes is too short");
+        }
+        return new StoredDoc(ByteBuffer.wrap(stored).getLong(), Arrays.copyOfRange(stored, 8, stored.length));
+    }
+
+    byte[] encode() {
+        return ByteBuffer.allocate(8 + json.length).putLong(version).put(json).array();
+    }
+
+    ObjectNode parse() {
+        if (Json.parse(json) instanceof ObjectNode node) {
+            return node;
+        }
+        throw new StrandException(ErrorCode.CORRUPT, "stored doc is not a JSON object");
+    }
+
+    /** Bytes this doc counts against the store's byte budget. */
+    static long weight(String key, byte[] json) {
+        return key.getBytes(StandardCharsets.UTF_8).length + 8L + json.length;
+    }
+}
