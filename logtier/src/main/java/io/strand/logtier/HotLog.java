@@ -1,5 +1,6 @@
 package io.strand.logtier;
 
+import io.strand.core.AppenderSync;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
@@ -28,6 +29,7 @@ final class HotLog implements AutoCloseable {
     private final RollCycle rollCycle;
     private final SeqIndex index = new SeqIndex();
     private ExcerptAppender appender;
+    private final AppenderSync durable = new AppenderSync();
     /** Last seq in the queue; written by the writer, read by anyone. */
     private volatile long lastSeq;
     /** First seq physically in the queue (0 when empty). */
@@ -229,10 +231,10 @@ final class HotLog implements AutoCloseable {
         return appender;
     }
 
-    /** Forces written excerpts to disk (msync). Writer thread only. */
+    /** Forces written excerpts to disk ({@link AppenderSync}). Writer thread only. */
     void sync() {
         if (appender != null) {
-            appender.sync();
+            durable.sync(appender);
         }
     }
 
@@ -375,6 +377,7 @@ final class HotLog implements AutoCloseable {
 
     @Override
     public void close() {
+        durable.close();
         if (appender != null) {
             appender.close();
             appender = null;
