@@ -1,6 +1,7 @@
 package io.strand.app;
 
 import io.strand.app.auth.Authenticator;
+import io.strand.app.auth.JwtAuthenticator;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -28,9 +29,12 @@ public final class Main {
         serve(ServerConfig.from(values));
     }
 
-    /** Starts, prints the bound address, and blocks until SIGTERM/SIGINT, then shuts down cleanly. */
+    /**
+     * Starts, prints the bound address (and where the root token is), and blocks until
+     * SIGTERM/SIGINT, then shuts down cleanly. Signed tokens unless {@code --auth false}.
+     */
     public static void serve(ServerConfig config) throws InterruptedException {
-        Authenticator auth = Authenticator.OPEN;
+        Authenticator auth = config.auth() ? JwtAuthenticator.open(config.dataDir()) : Authenticator.OPEN;
         StrandServer server = new StrandServer(config, auth).start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -38,6 +42,11 @@ public final class Main {
             stopped.countDown();
         }, "strand-shutdown"));
         System.out.println("strand listening on " + server.url());
+        if (auth instanceof JwtAuthenticator jwt) {
+            System.out.println("strand root token: " + jwt.rootTokenFile());
+        } else {
+            System.err.println("strand: auth is off (--auth false): every request acts as root");
+        }
         System.out.flush();
         stopped.await();
     }

@@ -31,7 +31,8 @@ public record ServerConfig(
         int maxConnectionsPerWorkspace,
         int maxSubscriptionsPerSocket,
         Duration heartbeat,
-        boolean auth) {
+        boolean auth,
+        long docCapacity) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -49,7 +50,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_CONNECTIONS_PER_WORKSPACE", "10000"),
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
-            Map.entry("STRAND_AUTH", "true"));
+            Map.entry("STRAND_AUTH", "true"),
+            Map.entry("STRAND_DOC_CAPACITY", "200000"));
 
     public ServerConfig {
         if (port < 0 || port > 65535) {
@@ -91,7 +93,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_WORKSPACE")),
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 duration(get.apply("STRAND_HEARTBEAT")),
-                Boolean.parseBoolean(get.apply("STRAND_AUTH")));
+                Boolean.parseBoolean(get.apply("STRAND_AUTH")),
+                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")));
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */

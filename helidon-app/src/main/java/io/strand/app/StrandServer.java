@@ -7,10 +7,22 @@ import io.helidon.webserver.observe.health.HealthObserver;
 import io.helidon.webserver.observe.metrics.MetricsObserver;
 import io.helidon.webserver.websocket.WsConfig;
 import io.helidon.webserver.websocket.WsRouting;
+import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.AuthFilter;
 import io.strand.app.auth.Authenticator;
+import io.strand.app.auth.JwtAuthenticator;
+import io.strand.app.http.AdminHttp;
 import io.strand.app.http.HttpIo;
+import io.strand.app.http.ColdHttp;
+import io.strand.app.http.DocsHttp;
+import io.strand.docstore.DocStore;
+import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
+import io.strand.coldtier.BlockCache;
+import io.strand.coldtier.ColdLogConfig;
+import io.strand.coldtier.ColdStoreConfig;
+import io.strand.logtier.ColdTier;
+import io.strand.app.ws.OpenSockets;
 import io.strand.app.ws.SocketEndpoint;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
@@ -25,11 +37,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * so tests and the CLI build the same routes.
  */
 public final class StrandServer implements AutoCloseable {
+    /** How often open sockets re-check their token (revocation and expiry reach them within this). */
+    static final long TOKEN_SWEEP_MILLIS = 1000;
     private final ServerConfig config;
     private final StrandMetrics metrics = new StrandMetrics();
     private final Writers writers;
     private final LogStore logs;
+    private final DocStore docs;
+    private final DocApi docApi;
+    private final ColdTier coldTier;
     private final Authenticator authenticator;
+    private final AuditLog audit;
+    private final OpenSockets sockets;
     private final WebServer server;
 
     public StrandServer(ServerConfig config, Authenticator authenticator) {
@@ -42,10 +61,35 @@ public final class StrandServer implements AutoCloseable {
         }
         this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096, metrics::syncNanos);
         this.logs = new LogStore(config.logConfig(), writers);
+        this.coldTier = openColdTier(config);
+        logs.enableColdTier(coldTier);
         metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
-        SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(logs, null, authenticator, metrics,
+        metrics.gauge("strand.cold.rolls", "Segments rolled to the cold tier", () -> (Number) logs.coldStats().getOrDefault("rolls", 0L));
+        metrics.gauge("strand.cold.roll.failures", "Cold rolls that failed (retried with backoff)", () -> (Number) logs.coldStats().getOrDefault("rollFailures", 0L));
+        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a cold roll check", () -> (Number) logs.coldStats().getOrDefault("pending", 0));
+        metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> (Number) logs.coldStats().getOrDefault("cacheHits", 0L));
+        metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (ranged GETs)", () -> (Number) logs.coldStats().getOrDefault("cacheMisses", 0L));
+        this.audit = new AuditLog(logs);
+        this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
+                .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
+        this.docApi = new DocApi(docs, metrics);
+        metrics.gauge("strand.docs", "Docs stored", docs::size);
+        SocketEndpoint.DocOps docOps = (op, ws, frame, who) -> {
+            if (!op.startsWith("doc.")) {
+                throw new io.strand.core.StrandException(io.strand.core.ErrorCode.UNKNOWN_OP,
+                        "op '" + op + "' is not available yet; see SPEC §12");
+            }
+            var name = frame.get("doc");
+            if (name == null || !name.isTextual()) {
+                throw io.strand.core.StrandException.badRequest("'doc' is required");
+            }
+            return docApi.call(op.substring(4), ws, name.asText(), frame, who).thenApply(o -> o);
+        };
+        SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(logs, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
                 new ConcurrentHashMap<>());
+        this.sockets = socketContext.sockets();
+        sockets.startSweeper(TOKEN_SWEEP_MILLIS);
         this.server = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
@@ -59,12 +103,43 @@ public final class StrandServer implements AutoCloseable {
                 .build();
     }
 
+    /**
+     * Why nothing matched: a name that smuggles a separator or dot segment (decoded before routing)
+     * is an invalid name, anything else has no route.
+     */
+    static StrandException unrouted(String rawPath, String path, String method) {
+        String raw = rawPath.toLowerCase(java.util.Locale.ROOT);
+        if (raw.contains("%2f") || raw.contains("%5c") || raw.contains("%00") || raw.contains("%2e")
+                || path.contains("/../") || path.endsWith("/..") || path.contains("/./")) {
+            return new StrandException(io.strand.core.ErrorCode.INVALID_NAME,
+                    "invalid name in path '" + rawPath + "': names cannot contain '/', '\\', NUL or dot segments");
+        }
+        return StrandException.notFound("no route for " + method + " " + path);
+    }
+
+    /** The cold store named by {@code --cold} (default: a directory under the data dir). */
+    private static ColdTier openColdTier(ServerConfig config) {
+        ColdStoreConfig store = ColdStoreConfig.parse(config.cold());
+        if (store.isS3()) {
+            if (config.s3Endpoint() != null && !config.s3Endpoint().isBlank()) {
+                store = store.withEndpoint(java.net.URI.create(config.s3Endpoint()));
+            }
+            store = store.withRegion(config.s3Region()).withPathStyle(config.s3PathStyle());
+        }
+        return new ColdTier(store.open(), new BlockCache(BlockCache.DEFAULT_BUDGET_BYTES),
+                ColdLogConfig.defaults(config.dataDir().resolve("cold-tmp")));
+    }
+
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
         routing.addFilter(new AuthFilter(s.authenticator))
-                .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log).join()))
-                .any("/v1/*", (req, res) -> HttpIo.error(res, StrandException.notFound(
-                        "no route for " + req.prologue().method().text() + " " + req.path().path())))
+                .register("/v1", new ColdHttp(s.logs, io))
+                .register("/v1", new DocsHttp(s.docApi, io))
+                .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit))
+                .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))
+                .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
+                .any("/v1/*", (req, res) -> HttpIo.error(res, unrouted(req.path().rawPath(), req.path().path(),
+                        req.prologue().method().text())))
                 .error(Throwable.class, (req, res, t) -> HttpIo.error(res, t));
     }
 
@@ -92,8 +167,15 @@ public final class StrandServer implements AutoCloseable {
     /** Stops accepting, then flushes and closes every queue and map. */
     @Override
     public void close() {
+        sockets.close();
         server.stop();
         writers.close();
         logs.close();
+        docs.close();
+        try {
+            coldTier.close();
+        } catch (Exception e) {
+            System.getLogger("strand").log(System.Logger.Level.WARNING, "closing the cold store: " + e.getMessage());
+        }
     }
 }

@@ -26,7 +26,7 @@ import picocli.CommandLine.Parameters;
 final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..*", paramLabel = "SCENARIO",
             description = "Scenarios (default: all): append-serial append-concurrent append-batched read-pagination "
-                    + "replay-100k replay-1m live-tail cold-log-open many-logs")
+                    + "replay-100k replay-1m live-tail cold-log-open many-logs cas-serial cas-contended incr-contended floor-debit")
     List<String> scenarios = new ArrayList<>();
     @Option(names = "--durability", defaultValue = "fsync", description = "fsync (default) or os.")
     String durability;
@@ -47,6 +47,10 @@ final class BenchCommand implements Callable<Integer> {
         all.put("live-tail", LogBenchmarks::liveTail);
         all.put("cold-log-open", LogBenchmarks::coldLogOpen);
         all.put("many-logs", LogBenchmarks::manyLogs);
+        all.put("cas-serial", b -> b.docs().casSerial());
+        all.put("cas-contended", b -> b.docs().casContended());
+        all.put("incr-contended", b -> b.docs().incrContended());
+        all.put("floor-debit", b -> b.docs().floorDebit());
         List<String> chosen = scenarios.isEmpty() ? new ArrayList<>(all.keySet()) : scenarios;
         for (String s : chosen) {
             if (!all.containsKey(s)) {

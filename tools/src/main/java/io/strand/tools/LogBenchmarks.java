@@ -30,12 +30,17 @@ final class LogBenchmarks {
         this.quick = quick;
     }
 
+    /** The doc scenarios against the same server. */
+    DocBenchmarks docs() {
+        return new DocBenchmarks(wsUrl, token, durability, quick);
+    }
+
     private int scale(int n) {
         return quick ? Math.max(1, n / 10) : n;
     }
 
-    private BenchSocket socket() {
-        return new BenchSocket(wsUrl, token);
+    private StrandSocket socket() {
+        return new StrandSocket(wsUrl, token);
     }
 
     private static JsonNode ok(JsonNode reply) {
@@ -47,7 +52,7 @@ final class LogBenchmarks {
 
     BenchReport appendSerial() {
         BenchReport r = new BenchReport("append serial", durability);
-        try (BenchSocket s = socket()) {
+        try (StrandSocket s = socket()) {
             String req = "\"log\":\"serial\",\"data\":" + PAYLOAD;
             for (int i = 0; i < 500; i++) {
                 ok(s.call("append", req).join()); // warm-up
@@ -87,7 +92,7 @@ final class LogBenchmarks {
                                  int entriesPerRequest) throws InterruptedException {
         BenchReport r = new BenchReport(name, durability);
         r.extra.put("inFlight", depth);
-        try (BenchSocket s = socket()) {
+        try (StrandSocket s = socket()) {
             Semaphore window = new Semaphore(depth);
             CountDownLatch done = new CountDownLatch(n);
             AtomicLong failures = new AtomicLong();
@@ -118,7 +123,7 @@ final class LogBenchmarks {
     }
 
     /** Fills {@code log} with {@code n} entries in batches of 1,000 (not measured). */
-    private void preload(BenchSocket s, String log, int n) throws InterruptedException {
+    private void preload(StrandSocket s, String log, int n) throws InterruptedException {
         StringBuilder batch = new StringBuilder("\"log\":\"" + log + "\",\"entries\":[");
         for (int i = 0; i < 1000; i++) {
             batch.append(i == 0 ? "" : ",").append("{\"data\":").append(PAYLOAD).append('}');
@@ -140,7 +145,7 @@ final class LogBenchmarks {
         BenchReport r = new BenchReport("read pagination", durability);
         r.unit = "entries";
         int total = scale(100_000);
-        try (BenchSocket s = socket()) {
+        try (StrandSocket s = socket()) {
             preload(s, "pages", total);
             long start = System.nanoTime();
             long next = 1;
@@ -164,10 +169,10 @@ final class LogBenchmarks {
         String log = "replay-" + total;
         BenchReport r = new BenchReport("subscribe replay " + (total >= 1_000_000 ? total / 1_000_000 + "M" : total / 1000 + "k"), durability);
         r.unit = "entries";
-        try (BenchSocket w = socket()) {
+        try (StrandSocket w = socket()) {
             preload(w, log, total);
         }
-        try (BenchSocket s = socket()) {
+        try (StrandSocket s = socket()) {
             AtomicLong received = new AtomicLong();
             CompletableFuture<Long> done = new CompletableFuture<>();
             AtomicLong lastFrame = new AtomicLong(System.nanoTime());
@@ -194,7 +199,7 @@ final class LogBenchmarks {
     BenchReport liveTail() throws InterruptedException {
         BenchReport r = new BenchReport("live-tail delivery", durability);
         int n = scale(10_000);
-        try (BenchSocket sub = socket(); BenchSocket w = socket()) {
+        try (StrandSocket sub = socket(); StrandSocket w = socket()) {
             ok(w.call("append", "\"log\":\"tail\",\"data\":0").join());
             java.util.concurrent.ConcurrentHashMap<Long, Long> sentAt = new java.util.concurrent.ConcurrentHashMap<>();
             AtomicLong received = new AtomicLong();
@@ -233,7 +238,7 @@ final class LogBenchmarks {
     BenchReport coldLogOpen() {
         BenchReport r = new BenchReport("cold log open", durability);
         int n = scale(2_000);
-        try (BenchSocket s = socket()) {
+        try (StrandSocket s = socket()) {
             long start = System.nanoTime();
             for (int i = 0; i < n; i++) {
                 long t = System.nanoTime();

@@ -33,6 +33,9 @@ final class ServeCommand implements Callable<Integer> {
     Long hotMaxBytes;
     @Option(names = "--hot-max-age", description = "Roll to cold entries older than this (30s, 5m, 2h, 7d).")
     String hotMaxAge;
+    @Option(names = "--auth", arity = "1", paramLabel = "true|false",
+            description = "Signed tokens (default true; DATA/root.token is created on first start). false lets every request act as root (env STRAND_AUTH).")
+    Boolean auth;
 
     @Override
     public Integer call() throws Exception {
@@ -48,6 +51,7 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_HOT_MAX_ENTRIES", hotMaxEntries);
         put(values, "STRAND_HOT_MAX_BYTES", hotMaxBytes);
         put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
+        put(values, "STRAND_AUTH", auth);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

@@ -3,10 +3,14 @@ package io.strand.tools;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code strand}: the one entry point of the CLI. Exit codes: 0 ok, 1 failure, 2 usage. */
+/**
+ * {@code strand}: the one entry point of the CLI. Exit codes: 0 ok, 1 failure (a server error prints
+ * its code and message), 2 usage.
+ */
 @Command(name = "strand", mixinStandardHelpOptions = true, version = "strand 0.1.0",
         description = "Kafka-free log-structured streaming: Logs and Docs over HTTP and WebSocket.",
-        subcommands = {ServeCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, LogsCommand.class, DocsCommand.class, TokenCommand.class, BenchCommand.class,
+                CommandLine.HelpCommand.class})
 public final class StrandCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -1,19 +1,25 @@
 package io.strand.app.auth;
 
 import io.strand.app.http.HttpIo;
+import io.strand.core.ErrorCode;
+import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.Method;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
+import java.util.Set;
 
 /**
  * Authenticates every {@code /v1} request in one place: the bearer token (header, or
- * {@code ?token=} for browsers) becomes a {@link Principal} in the request context; routes then
- * check scope and workspace. Health and metrics stay open.
+ * {@code ?token=} for browsers) becomes a {@link Principal} in the request context, and a path
+ * under {@code /v1/ws/{ws}} needs at least read (GET) or rw (other methods) on that workspace;
+ * routes then check the exact scope. Health and metrics stay open. Stateless.
  */
 public final class AuthFilter implements Filter {
+    private static final Set<Method> READS = Set.of(Method.GET, Method.HEAD, Method.OPTIONS);
     private final Authenticator authenticator;
 
     public AuthFilter(Authenticator authenticator) {
@@ -27,13 +33,35 @@ public final class AuthFilter implements Filter {
             return;
         }
         try {
-            req.context().register(authenticator.authenticate(token(req)));
+            Principal principal = authenticator.authenticate(token(req));
+            req.context().register(principal);
+            String ws = workspaceOf(req.path().path());
+            if (ws != null) {
+                principal.require(ws, READS.contains(req.prologue().method()) ? Scope.READ : Scope.RW);
+            }
         } catch (StrandException e) {
-            res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
+            if (e.code() == ErrorCode.UNAUTHORIZED) {
+                res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
+            }
             HttpIo.error(res, e);
             return;
         }
         chain.proceed();
+    }
+
+    /**
+     * The workspace of a {@code /v1/ws/{ws}/…} path when it is a valid name (routes answer
+     * {@code invalid_name} for the rest). Checking it here, before routing, means a token of another
+     * workspace gets 403 on every path of this one, even one no route serves; routes then check the
+     * exact scope (a log delete needs admin).
+     */
+    static String workspaceOf(String path) {
+        if (!path.startsWith("/v1/ws/")) {
+            return null;
+        }
+        int end = path.indexOf('/', 7);
+        String ws = end < 0 ? path.substring(7) : path.substring(7, end);
+        return Names.isWorkspace(ws) || Names.SYSTEM_WORKSPACE.equals(ws) ? ws : null;
     }
 
     static String token(RoutingRequest req) {

@@ -1,6 +1,7 @@
 package io.strand.app.auth;
 
 import io.strand.core.ErrorCode;
+import io.strand.core.Names;
 import io.strand.core.StrandException;
 
 /** Who a request acts as: a workspace (or {@code *} for root), a scope, and the token's id and expiry. */
@@ -11,8 +12,21 @@ public record Principal(String ws, Scope scope, String jti, long expEpochSeconds
         return "*".equals(ws) && scope == Scope.ADMIN;
     }
 
-    /** 403 unless this principal may act on {@code workspace} with {@code needed}. */
+    /**
+     * 403 unless this principal may act on {@code workspace} with {@code needed}. The reserved
+     * {@code _system} workspace (the audit log) is readable by root only and written by the server
+     * alone, never through the API.
+     */
     public void require(String workspace, Scope needed) {
+        if (Names.SYSTEM_WORKSPACE.equals(workspace)) {
+            if (!isRoot()) {
+                throw new StrandException(ErrorCode.FORBIDDEN, "only the root token may read workspace '" + workspace + "'");
+            }
+            if (needed != Scope.READ) {
+                throw new StrandException(ErrorCode.FORBIDDEN, "workspace '" + workspace + "' is written by the server only");
+            }
+            return;
+        }
         if (!"*".equals(ws) && !ws.equals(workspace)) {
             throw new StrandException(ErrorCode.FORBIDDEN, "this token is for workspace '" + ws + "', not '" + workspace + "'");
         }

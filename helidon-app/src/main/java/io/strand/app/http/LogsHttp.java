@@ -7,6 +7,8 @@ import static io.strand.app.http.HttpIo.require;
 import io.strand.app.EntryJson;
 import io.strand.app.LogRequests;
 import io.strand.app.StrandMetrics;
+import io.strand.app.audit.AuditLog;
+import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.core.Json;
 import io.strand.core.Names;
@@ -28,6 +30,7 @@ public final class LogsHttp implements HttpService {
     private final HttpIo io;
     private final StrandMetrics metrics;
     private final LogDeleter deleter;
+    private final AuditLog audit;
 
     /** Deletes a log's hot and cold data (the cold tier adds its part when configured). */
     public interface LogDeleter {
@@ -35,10 +38,16 @@ public final class LogsHttp implements HttpService {
     }
 
     public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter) {
+        this(logs, io, metrics, deleter, null);
+    }
+
+    /** @param audit where log deletes are recorded; null records nothing */
+    public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit) {
         this.logs = logs;
         this.io = io;
         this.metrics = metrics;
         this.deleter = deleter;
+        this.audit = audit;
     }
 
     @Override
@@ -90,9 +99,12 @@ public final class LogsHttp implements HttpService {
     private void delete(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
         String log = Names.object("log", path(req, "log"));
-        require(req, ws, Scope.ADMIN);
+        Principal caller = require(req, ws, Scope.ADMIN);
         if (!deleter.delete(ws, log)) {
             throw StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'");
+        }
+        if (audit != null) {
+            audit.record(caller, "log.delete", "log:" + ws + "/" + log, Map.of("ws", ws, "log", log));
         }
         HttpIo.ok(res, Map.of("deleted", true));
     }

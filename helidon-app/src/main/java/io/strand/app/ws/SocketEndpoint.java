@@ -10,6 +10,8 @@ import io.helidon.websocket.WsCloseCodes;
 import io.helidon.websocket.WsListener;
 import io.helidon.websocket.WsSession;
 import io.helidon.websocket.WsUpgradeException;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.ApiErrors;
 import io.strand.app.LogRequests;
 import io.strand.app.StrandMetrics;
@@ -17,6 +19,7 @@ import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.app.EntryJson;
+import io.strand.app.http.HttpIo;
 import io.strand.app.http.LogsHttp;
 import io.strand.app.http.Replies;
 import io.strand.core.ErrorCode;
@@ -53,10 +56,19 @@ public final class SocketEndpoint implements WsListener {
     private SocketWriter out;
     private boolean counted;
 
-    /** What every connection shares: stores, auth, limits, and the per-workspace connection counts. */
+    /**
+     * What every connection shares: stores, auth, limits, the per-workspace connection counts, and
+     * the registry of open sockets that the token sweeper walks.
+     */
     public record SocketContext(LogStore logs, DocOps docs, Authenticator auth, StrandMetrics metrics,
                                 int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
-                                ConcurrentHashMap<String, AtomicLong> connections) {
+                                ConcurrentHashMap<String, AtomicLong> connections, OpenSockets sockets) {
+        public SocketContext(LogStore logs, DocOps docs, Authenticator auth, StrandMetrics metrics,
+                             int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
+                             ConcurrentHashMap<String, AtomicLong> connections) {
+            this(logs, docs, auth, metrics, maxConnectionsPerWorkspace, maxSubscriptions, heartbeatMillis, connections,
+                    new OpenSockets());
+        }
     }
 
     /** Doc ops over the socket; null until the doc store is wired. */
@@ -73,7 +85,7 @@ public final class SocketEndpoint implements WsListener {
         String path = prologue.uriPath().path();
         String[] parts = path.split("/");
         // /v1/ws/{ws}/socket
-        if (parts.length != 5 || !Names.isWorkspace(parts[3])) {
+        if (parts.length != 5 || !(Names.isWorkspace(parts[3]) || Names.SYSTEM_WORKSPACE.equals(parts[3]))) {
             throw new WsUpgradeException("invalid workspace in " + path);
         }
         ws = parts[3];
@@ -94,6 +106,18 @@ public final class SocketEndpoint implements WsListener {
             throw new WsUpgradeException(e.code().wire() + ": " + e.getMessage());
         }
         return java.util.Optional.empty();
+    }
+
+    /**
+     * A plain GET of the socket path (no Upgrade): the same checks as an upgrade, answered with the
+     * SPEC §2 status and error body. Upgrade requests pass the HTTP filters first (Helidon 4.5
+     * routes upgrades), so the auth filter already answers their 401/403 with an error body; an
+     * upgrade refused here in {@link #onHttpUpgrade} (an invalid workspace name) gets a bare 400.
+     */
+    public static void refusedUpgrade(ServerRequest req, ServerResponse res) {
+        String workspace = Names.workspace(HttpIo.path(req, "ws"));
+        HttpIo.require(req, workspace, Scope.READ);
+        throw StrandException.badRequest("this is the WebSocket endpoint: connect with an Upgrade: websocket request");
     }
 
     private static String queryToken(String rawQuery) {
@@ -118,6 +142,24 @@ public final class SocketEndpoint implements WsListener {
             return;
         }
         counted = true;
+        ctx.sockets().add(this);
+    }
+
+    /**
+     * Called by the token sweeper (its own thread): when this socket's token has expired or was
+     * revoked, ends every subscription and closes with 4001. True when the socket is now closed.
+     */
+    boolean revalidate() {
+        if (out == null || !out.isOpen()) {
+            return true;
+        }
+        if (ctx.auth().stillValid(principal)) {
+            return false;
+        }
+        subscriptions.values().forEach(Subscription::cancel);
+        // on its own thread: the close waits for a send in progress, which a stalled client can hold up
+        Thread.ofVirtual().name("close-" + ws).start(() -> out.close(4001, "token expired or revoked"));
+        return true;
     }
 
     @Override
@@ -154,6 +196,7 @@ public final class SocketEndpoint implements WsListener {
             out.markClosed();
         }
         subscriptions.values().forEach(Subscription::cancel);
+        ctx.sockets().remove(this);
         if (counted) {
             counted = false;
             ctx.connections().get(ws).decrementAndGet();
@@ -234,6 +277,7 @@ public final class SocketEndpoint implements WsListener {
             case "ping" -> ok(id, Json.MAPPER.createObjectNode().put("pong", true).put("ts", System.currentTimeMillis()));
             default -> {
                 if (op.startsWith("doc.") || op.equals("txn")) {
+                    principal.require(ws, "doc.get".equals(op) ? Scope.READ : Scope.RW); // auth before routing
                     if (ctx.docs() == null) {
                         throw new StrandException(ErrorCode.UNKNOWN_OP, "op '" + op + "' is not available on this server");
                     }

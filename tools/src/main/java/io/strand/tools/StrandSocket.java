@@ -5,15 +5,24 @@ import io.strand.core.Json;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
-/** A WebSocket client for benchmarks and the CLI: replies matched to requests by id, pushed frames to a sink. */
-final class BenchSocket implements AutoCloseable {
-    private static final HttpClient CLIENT = HttpClient.newHttpClient();
+/**
+ * A WebSocket client for benchmarks and the CLI (JDK {@link WebSocket}): replies are matched to
+ * requests by id, pushed frames go to a sink. Frames arrive on the client's listener thread; the
+ * sink must be quick (hand the frame over). {@link #closed} completes with the close code, or -1
+ * when the connection broke without one.
+ */
+final class StrandSocket implements AutoCloseable {
+    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final WebSocket socket;
     private final ConcurrentHashMap<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -21,12 +30,17 @@ final class BenchSocket implements AutoCloseable {
     private volatile Consumer<JsonNode> pushed = f -> { };
     final CompletableFuture<Integer> closed = new CompletableFuture<>();
 
-    BenchSocket(String wsUrl, String token) {
-        WebSocket.Builder b = CLIENT.newWebSocketBuilder();
+    StrandSocket(String wsUrl, String token) {
+        WebSocket.Builder b = CLIENT.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
         socket = b.buildAsync(URI.create(wsUrl), new Listener()).join();
+    }
+
+    /** Drops the connection without a close handshake. */
+    void abort() {
+        socket.abort();
     }
 
     void onPush(Consumer<JsonNode> sink) {
@@ -38,6 +52,11 @@ final class BenchSocket implements AutoCloseable {
         long id = ids.incrementAndGet();
         CompletableFuture<JsonNode> reply = new CompletableFuture<>();
         pending.put(id, reply);
+        if (closed.isDone()) {
+            pending.remove(id);
+            reply.completeExceptionally(new IllegalStateException("socket closed " + closed.getNow(-1)));
+            return reply;
+        }
         String frame = "{\"id\":" + id + ",\"op\":\"" + op + "\"" + (fieldsJson.isEmpty() ? "" : "," + fieldsJson) + "}";
         synchronized (socket) {
             socket.sendText(frame, true).join();
@@ -48,8 +67,11 @@ final class BenchSocket implements AutoCloseable {
     @Override
     public void close() {
         try {
-            socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").join();
-        } catch (RuntimeException e) {
+            socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").get(5, TimeUnit.SECONDS);
+        } catch (RuntimeException | ExecutionException | TimeoutException e) {
+            socket.abort();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             socket.abort();
         }
     }

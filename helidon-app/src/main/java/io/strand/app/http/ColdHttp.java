@@ -1,0 +1,106 @@
+package io.strand.app.http;
+
+import static io.strand.app.http.HttpIo.path;
+import static io.strand.app.http.HttpIo.require;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.strand.app.LogRequests;
+import io.strand.app.auth.Scope;
+import io.strand.coldtier.ColdLog;
+import io.strand.coldtier.Compactor;
+import io.strand.coldtier.VerifyReport;
+import io.strand.core.Json;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import io.strand.logtier.LogStore;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Cold-tier operations per log for {@code strand cold status|roll|compact|verify} (admin scope):
+ * {@code /v1/ws/{ws}/logs/{log}/cold[/roll|/compact|/verify|/orphans]}.
+ */
+public final class ColdHttp implements HttpService {
+    private final LogStore logs;
+    private final HttpIo io;
+
+    public ColdHttp(LogStore logs, HttpIo io) {
+        this.logs = logs;
+        this.io = io;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.get("/ws/{ws}/logs/{log}/cold", this::status)
+                .post("/ws/{ws}/logs/{log}/cold/roll", this::roll)
+                .post("/ws/{ws}/logs/{log}/cold/compact", this::compact)
+                .get("/ws/{ws}/logs/{log}/cold/verify", this::verify)
+                .delete("/ws/{ws}/logs/{log}/cold/orphans", this::deleteOrphans);
+    }
+
+    private ColdLog cold(ServerRequest req, Scope scope) {
+        String ws = Names.workspace(path(req, "ws"));
+        String log = Names.object("log", path(req, "log"));
+        require(req, ws, scope);
+        if (logs.coldTier() == null) {
+            throw StrandException.badRequest("this server has no cold tier");
+        }
+        return logs.coldTier().log(ws, log);
+    }
+
+    private void status(ServerRequest req, ServerResponse res) {
+        ColdLog cold = cold(req, Scope.READ);
+        var manifest = cold.refresh();
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        body.put("store", logs.coldTier().store().describe());
+        body.put("generation", manifest.generation());
+        body.put("firstSeq", manifest.firstSeq());
+        body.put("lastSeq", manifest.lastSeq());
+        body.put("segments", manifest.segments().size());
+        body.put("entries", manifest.totalEntries());
+        body.put("bytes", manifest.totalBytes());
+        body.put("pendingDeletes", manifest.pendingDeletes().size());
+        logs.info(cold.ws(), cold.log()).ifPresent(info -> body.put("head", info.head()).put("hotFirst", info.hotFirst()));
+        body.set("node", Json.MAPPER.valueToTree(logs.coldStats()));
+        HttpIo.ok(res, body);
+    }
+
+    private void roll(ServerRequest req, ServerResponse res) {
+        ColdLog cold = cold(req, Scope.ADMIN);
+        long rolled = logs.rollNow(cold.ws(), cold.log());
+        HttpIo.ok(res, Json.MAPPER.createObjectNode().put("rolledEntries", rolled).put("coldLastSeq", cold.lastSeq()));
+    }
+
+    private void compact(ServerRequest req, ServerResponse res) {
+        ColdLog cold = cold(req, Scope.ADMIN);
+        JsonNode body = req.content().hasEntity() ? io.json(req) : Json.MAPPER.createObjectNode();
+        Long target = LogRequests.optionalLong(body, "targetBytes", 1);
+        Long grace = LogRequests.optionalLong(body, "graceSeconds", 0);
+        Compactor.Report report = cold.compact(target == null ? 64L << 20 : target,
+                grace == null ? Duration.ofMinutes(10) : Duration.ofSeconds(grace));
+        int collected = cold.collectGarbage(Instant.now());
+        ObjectNode out = (ObjectNode) Json.MAPPER.valueToTree(report);
+        out.put("garbageCollectedNow", collected);
+        HttpIo.ok(res, out);
+    }
+
+    private void verify(ServerRequest req, ServerResponse res) {
+        ColdLog cold = cold(req, Scope.ADMIN);
+        VerifyReport report = cold.verify();
+        ObjectNode out = (ObjectNode) Json.MAPPER.valueToTree(report);
+        out.put("ok", report.ok());
+        HttpIo.ok(res, out);
+    }
+
+    private void deleteOrphans(ServerRequest req, ServerResponse res) {
+        ColdLog cold = cold(req, Scope.ADMIN);
+        String minAge = HttpIo.param(req, "minAgeSeconds");
+        int deleted = minAge == null ? cold.deleteOrphans() : cold.deleteOrphans(Duration.ofSeconds(Long.parseLong(minAge)));
+        HttpIo.ok(res, Json.MAPPER.createObjectNode().put("deleted", deleted));
+    }
+}

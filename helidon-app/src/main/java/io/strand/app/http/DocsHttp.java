@@ -1,0 +1,78 @@
+package io.strand.app.http;
+
+import static io.strand.app.http.HttpIo.param;
+import static io.strand.app.http.HttpIo.path;
+import static io.strand.app.http.HttpIo.require;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.strand.app.DocApi;
+import io.strand.app.LogRequests;
+import io.strand.app.auth.Principal;
+import io.strand.app.auth.Scope;
+import io.strand.core.Json;
+import io.strand.core.Names;
+import io.strand.docstore.DocOps;
+import io.strand.docstore.DocPage;
+
+/** The doc rows of SPEC §5 under {@code /v1/ws/{ws}/docs}. */
+public final class DocsHttp implements HttpService {
+    private final DocApi docs;
+    private final HttpIo io;
+
+    public DocsHttp(DocApi docs, HttpIo io) {
+        this.docs = docs;
+        this.io = io;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.get("/ws/{ws}/docs", this::list)
+                .get("/ws/{ws}/docs/{doc}", (req, res) -> run("get", req, res, false))
+                .put("/ws/{ws}/docs/{doc}", (req, res) -> run("put", req, res, true))
+                .delete("/ws/{ws}/docs/{doc}", this::delete)
+                .post("/ws/{ws}/docs/{doc}/cas", (req, res) -> run("cas", req, res, true))
+                .post("/ws/{ws}/docs/{doc}/incr", (req, res) -> run("incr", req, res, true))
+                .post("/ws/{ws}/docs/{doc}/apply", (req, res) -> run("apply", req, res, true));
+    }
+
+    private void run(String op, ServerRequest req, ServerResponse res, boolean hasBody) {
+        String ws = Names.workspace(path(req, "ws"));
+        String doc = Names.object("doc", path(req, "doc"));
+        Principal who = principal(req, ws, "get".equals(op) ? Scope.READ : Scope.RW);
+        ObjectNode reply = docs.call(op, ws, doc, hasBody ? io.json(req) : null, who).join();
+        HttpIo.ok(res, reply);
+    }
+
+    private void delete(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        String doc = Names.object("doc", path(req, "doc"));
+        Principal who = principal(req, ws, Scope.RW);
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        String expect = param(req, "expectVersion");
+        if (expect != null) {
+            body.put("expectVersion", DocOps.expectVersion(expect));
+        }
+        HttpIo.ok(res, docs.call("delete", ws, doc, body, who).join());
+    }
+
+    private void list(ServerRequest req, ServerResponse res) {
+        String ws = Names.workspace(path(req, "ws"));
+        principal(req, ws, Scope.READ);
+        LogRequests.ReadSpec spec = LogRequests.read(name -> "limit".equals(name) ? param(req, name) : null);
+        DocPage page = docs.store().list(ws, param(req, "after"), spec.limit());
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        page.docs().forEach(body.putArray("docs")::add);
+        if (page.next() != null) {
+            body.put("after", page.next());
+        }
+        HttpIo.ok(res, body);
+    }
+
+    private static Principal principal(ServerRequest req, String ws, Scope scope) {
+        return require(req, ws, scope);
+    }
+}

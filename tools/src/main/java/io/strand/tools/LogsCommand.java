@@ -1,0 +1,184 @@
+package io.strand.tools;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.core.Json;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code strand logs ls|info|append|read|tail|delete}: the log rows of SPEC §5 from the shell. */
+@Command(name = "logs", mixinStandardHelpOptions = true, description = "List, inspect, append to, read, follow and delete logs.",
+        subcommands = {LogsCommand.Ls.class, LogsCommand.Info.class, LogsCommand.Append.class, LogReadCommand.class,
+                LogTailCommand.class, LogsCommand.Delete.class})
+final class LogsCommand implements Callable<Integer> {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "which one? ls, info, append, read, tail or delete");
+    }
+
+    static String logPath(ClientOptions o, String log) {
+        return o.wsPath() + "/logs/" + StrandClient.segment(log);
+    }
+
+    @Command(name = "ls", mixinStandardHelpOptions = true, description = "List the logs of a workspace.")
+    static final class Ls implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
+        @Option(names = "--after", description = "Start after this name.")
+        String after;
+        @Option(names = "--limit", defaultValue = "0", description = "At most this many (default: all).")
+        int limit;
+
+        @Override
+        public Integer call() {
+            StrandClient client = o.client();
+            ArrayNode all = Json.MAPPER.createArrayNode();
+            String cursor = after;
+            while (true) {
+                int page = limit > 0 ? Math.min(1000, limit - all.size()) : 1000;
+                JsonNode reply = client.get(o.wsPath() + "/logs?limit=" + page
+                        + (cursor == null ? "" : "&after=" + StrandClient.segment(cursor)));
+                for (JsonNode name : reply.path("logs")) {
+                    all.add(name);
+                    if (!o.json) {
+                        o.out().println(name.asText());
+                    }
+                }
+                cursor = reply.hasNonNull("after") ? reply.get("after").asText() : null;
+                if (cursor == null || reply.path("logs").isEmpty() || (limit > 0 && all.size() >= limit)) {
+                    break;
+                }
+            }
+            if (o.json) {
+                ObjectNode body = Json.MAPPER.createObjectNode();
+                body.set("logs", all);
+                o.out().println(Json.string(body));
+            }
+            o.out().flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size and tiers.")
+    static final class Info implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
+        @Parameters(index = "0", paramLabel = "LOG")
+        String log;
+
+        @Override
+        public Integer call() {
+            Output.reply(o.out(), o.client().get(logPath(o, log)), o.json);
+            return 0;
+        }
+    }
+
+    @Command(name = "append", mixinStandardHelpOptions = true,
+            description = {"Append entries. Each DATA is JSON when it parses, else a string.",
+                    "With no DATA, each line of standard input is one entry (sent in batches)."})
+    static final class Append implements Callable<Integer> {
+        static final int BATCH_ENTRIES = 1000;
+        static final int BATCH_BYTES = 3 << 20;
+        @Mixin
+        ClientOptions o;
+        @Parameters(index = "0", paramLabel = "LOG")
+        String log;
+        @Parameters(index = "1..*", paramLabel = "DATA", description = "Entry data (JSON or text).")
+        List<String> data = new ArrayList<>();
+        @Option(names = "--key", description = "Key of every appended entry.")
+        String key;
+        @Option(names = "--string", description = "Send each DATA as a JSON string, even when it parses as JSON.")
+        boolean asString;
+        @Option(names = "--expected-last-seq", description = "Append only if the log's last seq is this (0 = empty).")
+        Long expectedLastSeq;
+
+        @Override
+        public Integer call() throws IOException {
+            StrandClient client = o.client();
+            if (!data.isEmpty()) {
+                send(client, data);
+                return 0;
+            }
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            List<String> batch = new ArrayList<>();
+            int bytes = 0;
+            for (String line; (line = in.readLine()) != null; ) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                if (batch.size() == BATCH_ENTRIES || bytes + line.length() > BATCH_BYTES) {
+                    send(client, batch);
+                    batch.clear();
+                    bytes = 0;
+                }
+                batch.add(line);
+                bytes += line.length();
+            }
+            if (!batch.isEmpty()) {
+                send(client, batch);
+            }
+            return 0;
+        }
+
+        private void send(StrandClient client, List<String> values) {
+            ObjectNode body = Json.MAPPER.createObjectNode();
+            ArrayNode entries = body.putArray("entries");
+            for (String v : values) {
+                ObjectNode e = entries.addObject();
+                e.set("data", Output.value(v, asString));
+                if (key != null) {
+                    e.put("key", key);
+                }
+            }
+            if (expectedLastSeq != null) {
+                body.put("expectedLastSeq", expectedLastSeq);
+                expectedLastSeq = null; // guards the first batch only
+            }
+            JsonNode r = client.post(logPath(o, log) + "/entries", body);
+            if (o.json) {
+                o.out().println(Json.string(r));
+            } else {
+                long first = r.path("firstSeq").asLong();
+                long last = r.path("lastSeq").asLong();
+                o.out().println("appended " + values.size() + (values.size() == 1 ? " entry" : " entries") + " to " + log
+                        + ": seq " + (first == last ? String.valueOf(first) : first + ".." + last)
+                        + " (" + r.path("durable").asText() + (r.path("duplicate").asBoolean() ? ", duplicate" : "") + ")");
+            }
+            o.out().flush();
+        }
+    }
+
+    @Command(name = "delete", mixinStandardHelpOptions = true, description = "Delete a log, hot and cold (admin).")
+    static final class Delete implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
+        @Parameters(index = "0", paramLabel = "LOG")
+        String log;
+
+        @Override
+        public Integer call() {
+            JsonNode r = o.client().delete(logPath(o, log));
+            if (o.json) {
+                o.out().println(Json.string(r));
+            } else {
+                o.out().println("deleted log " + log + " of workspace " + o.ws);
+            }
+            o.out().flush();
+            return 0;
+        }
+    }
+}
