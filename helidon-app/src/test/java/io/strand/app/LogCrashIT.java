@@ -39,7 +39,7 @@ class LogCrashIT {
         Map<String, Long> acked = new ConcurrentHashMap<>(); // "c-n" -> seq
         int generation = 0;
         for (int loop = 0; loop < LOOPS; loop++) {
-            ServerProcess child = ServerProcess.start(dir, List.of("--durability", durability), List.of());
+            ServerProcess child = ServerProcess.start(dir, List.of("--durability", durability, "--auth", "false"), List.of());
             Http http = new Http(child.url, null);
             verify(http, acked, durability + " loop " + loop);
             AtomicBoolean running = new AtomicBoolean(true);
@@ -72,7 +72,7 @@ class LogCrashIT {
                 t.join();
             }
         }
-        ServerProcess last = ServerProcess.start(dir, List.of("--durability", durability), List.of());
+        ServerProcess last = ServerProcess.start(dir, List.of("--durability", durability, "--auth", "false"), List.of());
         try {
             verify(new Http(last.url, null), acked, durability + " final");
             assertTrue(acked.size() > LOOPS * 10, "the test made progress: " + acked.size() + " acked");

@@ -13,6 +13,40 @@ public final class RawSocket {
     private RawSocket() {
     }
 
+    /**
+     * Sends a WebSocket upgrade request (with {@code authorization} as the header value when not
+     * null) and returns the server's answer: 101 with an empty body, or the refusal's status and body.
+     */
+    public static Http.Reply upgrade(String wsUrl, String authorization) throws IOException {
+        URI uri = URI.create(wsUrl);
+        try (Socket s = new Socket(uri.getHost(), uri.getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            String key = Base64.getEncoder().encodeToString("0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
+            String target = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+            out.write(("GET " + target + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
+                    + "\r\nSec-WebSocket-Version: 13\r\n"
+                    + (authorization == null ? "" : "Authorization: " + authorization + "\r\n")
+                    + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            StringBuilder headers = new StringBuilder();
+            while (!headers.toString().endsWith("\r\n\r\n")) {
+                headers.append((char) in.readUnsignedByte());
+            }
+            int status = Integer.parseInt(headers.substring(9, 12));
+            int length = 0;
+            for (String line : headers.toString().split("\r\n")) {
+                if (line.regionMatches(true, 0, "content-length:", 0, 15)) {
+                    length = Integer.parseInt(line.substring(15).trim());
+                }
+            }
+            byte[] body = status == 101 ? new byte[0] : in.readNBytes(length);
+            return new Http.Reply(status, new String(body, StandardCharsets.UTF_8));
+        }
+    }
+
     /** Announces a text frame of {@code length} bytes and returns the close code the server answers with. */
     public static int closeCodeAfterOversizeFrame(String wsUrl, long length) throws IOException {
         URI uri = URI.create(wsUrl);

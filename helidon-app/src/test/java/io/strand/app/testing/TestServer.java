@@ -26,6 +26,7 @@ public final class TestServer implements AutoCloseable {
         values.put("STRAND_PORT", "0");
         values.put("STRAND_DATA", dataDir.toString());
         values.put("STRAND_DURABILITY", "os");
+        values.put("STRAND_DOC_CAPACITY", "20000");
         values.putAll(extra);
         return new TestServer(new StrandServer(ServerConfig.from(values), auth).start());
     }
