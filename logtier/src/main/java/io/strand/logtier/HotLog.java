@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.bytes.SyncMode;
+import net.openhft.chronicle.core.time.TimeProvider;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.RollCycle;
@@ -43,12 +44,20 @@ final class HotLog implements AutoCloseable {
     }
 
     static HotLog open(Path dir, LogConfig config) {
+        return open(dir, config, null);
+    }
+
+    /** As {@link #open(Path, LogConfig)} with Chronicle's clock replaced (tests roll cycles at will); null = system time. */
+    static HotLog open(Path dir, LogConfig config, TimeProvider time) {
         File file = dir.toFile();
-        SingleChronicleQueue queue = SingleChronicleQueueBuilder.binary(file)
+        SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(file)
                 .rollCycle(config.rollCycle())
                 .blockSize(config.blockSize())
-                .syncMode(SyncMode.SYNC)
-                .build();
+                .syncMode(SyncMode.SYNC);
+        if (time != null) {
+            builder.timeProvider(time);
+        }
+        SingleChronicleQueue queue = builder.build();
         HotLog log = new HotLog(dir, queue);
         try {
             log.recover();
@@ -73,9 +82,6 @@ final class HotLog implements AutoCloseable {
                     EntryCodec.Header h = readHeaderAt(tailer);
                     if (h != null) {
                         index.cycleStarted(cycle, h.firstSeq(), startIndex);
-                        if (firstSeq == 0) {
-                            firstSeq = h.firstSeq();
-                        }
                     }
                 }
                 int next = queue.nextCycle(cycle, TailerDirection.FORWARD);
@@ -92,6 +98,7 @@ final class HotLog implements AutoCloseable {
             firstSeq = 0;
             return;
         }
+        firstSeq = firstReadableSeq();
         if (tail.kind() == EntryCodec.ENTRIES) {
             lastSeq = tail.firstSeq() + tail.count() - 1;
             lastTs = tail.ts();
@@ -323,21 +330,30 @@ final class HotLog implements AutoCloseable {
     }
 
     /**
-     * Deletes whole cycle files whose every seq is below {@code keepFrom} (they are safely cold).
-     * Writer thread only. The cycle holding {@code keepFrom} and all later ones stay.
+     * Deletes whole cycle files whose every entry is below {@code keepFrom} (they are safely cold).
+     * Writer thread only. The cycle holding the excerpt of {@code keepFrom}'s batch and all later
+     * ones stay: a batch is one excerpt followed by paddings, and when a cycle rolls mid-batch its
+     * paddings land in the next cycle while its entries stay in this one, so the cycle of
+     * {@code keepFrom}'s own index may be one too late. When {@code keepFrom} is past the last seq,
+     * the cycle of the last batch stays (the hot files always hold the newest entries).
      */
     int dropCyclesBefore(long keepFrom) {
-        int keepCycle = index.cycleOf(keepFrom);
-        if (keepCycle < 0) {
+        long keepSeq = Math.min(keepFrom, lastSeq);
+        if (firstSeq == 0 || keepSeq < firstSeq) {
             return 0;
         }
-        int dropped = 0;
-        if (appender != null && appender.cycle() <= keepCycle) {
-            // the appender may hold an older cycle open; it rolls on its own when time moves on
+        int keepCycle;
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            if (moveTo(tailer, keepSeq) == null) {
+                throw corrupt(keepSeq, "no excerpt at its index while dropping cold cycles");
+            }
+            keepCycle = rollCycle.toCycle(tailer.index());
         }
+        int dropped = 0;
         try {
             int cycle = queue.firstCycle();
             while (cycle != -1 && cycle < keepCycle) {
+                int next = queue.nextCycle(cycle, TailerDirection.FORWARD); // before the delete: Chronicle logs an error for a vanished cycle
                 var store = queue.storeForCycle(cycle, queue.epoch(), false, null);
                 if (store != null) {
                     File f = store.file();
@@ -346,7 +362,6 @@ final class HotLog implements AutoCloseable {
                         dropped++;
                     }
                 }
-                int next = queue.nextCycle(cycle, TailerDirection.FORWARD);
                 if (next <= cycle) {
                     break;
                 }
@@ -357,17 +372,30 @@ final class HotLog implements AutoCloseable {
         }
         if (dropped > 0) {
             queue.refreshDirectoryListing();
-            index.dropBefore(keepFrom);
-            EntryCodec.Header first = firstHeader();
-            firstSeq = first == null ? 0 : first.firstSeq();
+            index.dropCyclesBefore(keepCycle);
+            firstSeq = firstReadableSeq();
         }
         return dropped;
     }
 
-    private EntryCodec.Header firstHeader() {
+    /**
+     * The first seq whose batch is still in the files, 0 when none: after older cycles were dropped,
+     * the files may start with paddings of a batch whose excerpt went with them (those seqs are cold).
+     */
+    private long firstReadableSeq() {
         try (ExcerptTailer tailer = queue.createTailer()) {
             tailer.toStart();
-            return readHeaderAt(tailer);
+            while (true) {
+                try (DocumentContext dc = tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        return 0;
+                    }
+                    EntryCodec.Header h = EntryCodec.readHeader(dc.wire().bytes());
+                    if (h.kind() == EntryCodec.ENTRIES) {
+                        return h.firstSeq();
+                    }
+                }
+            }
         }
     }
 

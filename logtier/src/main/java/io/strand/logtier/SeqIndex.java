@@ -30,12 +30,9 @@ final class SeqIndex {
         return start.firstIndex + (seq - start.firstSeq);
     }
 
-    /** Forgets cycles whose every seq is below {@code seq} (their files were dropped). */
-    void dropBefore(long seq) {
-        Map.Entry<Long, CycleStart> keep = bySeq.floorEntry(seq);
-        if (keep != null) {
-            bySeq.headMap(keep.getKey(), false).clear();
-        }
+    /** Forgets the cycles before {@code cycle} (their files were dropped). */
+    void dropCyclesBefore(int cycle) {
+        bySeq.values().removeIf(c -> c.cycle < cycle);
     }
 
     /** The cycle holding {@code seq}, or -1. */

@@ -1,0 +1,86 @@
+package io.strand.logtier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.strand.core.Durability;
+import io.strand.core.Entry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import net.openhft.chronicle.core.time.SetTimeProvider;
+import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class HotLogTest {
+    private static final int BATCHES = 10;
+    private static final int BATCH = 25;
+
+    @TempDir
+    Path dir;
+
+    private static List<byte[]> data(long from, int n) {
+        List<byte[]> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(("{\"n\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+
+    private static void assertReadsExactly(HotLog hot, long from, long to, String when) {
+        List<Entry> got = new ArrayList<>();
+        long next = from;
+        while (next <= to) {
+            int before = got.size();
+            next = hot.read(next, to, 1000, Long.MAX_VALUE, got::add);
+            if (got.size() == before) {
+                break;
+            }
+        }
+        assertEquals(to - from + 1, got.size(), when + ": every seq " + from + ".." + to + " readable");
+        for (int i = 0; i < got.size(); i++) {
+            assertEquals(from + i, got.get(i).seq(), when);
+            assertEquals("{\"n\":" + (from + i) + "}", got.get(i).dataText(), when);
+        }
+    }
+
+    /**
+     * A batch is one excerpt plus paddings; with a clock that moves 100 ms per Chronicle call, every
+     * batch of 25 spans several one-second cycles, so its paddings sit in later cycles than its
+     * entries. Dropping cycles before a padding seq must keep the cycle that holds the batch itself.
+     */
+    @Test
+    void dropCyclesBeforeShouldKeepTheBatchWhenItsPaddingsRolledIntoALaterCycle() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withRollCycle(TestRollCycles.TEST_SECONDLY);
+        SetTimeProvider clock = new SetTimeProvider(Instant.parse("2026-01-01T00:00:00Z"))
+                .autoIncrement(100, TimeUnit.MILLISECONDS);
+        long last = (long) BATCHES * BATCH;
+        long keepFrom = 5L * BATCH; // the last seq of batch 5: a padding, cycles after its batch's entries
+        try (HotLog hot = HotLog.open(dir.resolve("q"), config, clock)) {
+            for (int b = 0; b < BATCHES; b++) {
+                long first = hot.append(clock.currentTimeMillis(), data(b * (long) BATCH + 1, BATCH),
+                        Collections.nCopies(BATCH, null), null, 0);
+                assertEquals(b * (long) BATCH + 1, first);
+            }
+            assertEquals(last, hot.lastSeq());
+            assertTrue(hot.dropCyclesBefore(keepFrom) > 0, "older cycles dropped");
+            assertTrue(hot.firstSeq() <= keepFrom && hot.firstSeq() > 1, "first stored seq " + hot.firstSeq());
+            assertReadsExactly(hot, keepFrom, last, "after the drop");
+            assertReadsExactly(hot, hot.firstSeq(), last, "from the first stored seq");
+            hot.tsOf(hot.firstSeq()); // the first stored seq leads to a whole batch, not an orphan padding
+        }
+        try (HotLog hot = HotLog.open(dir.resolve("q"), config, clock)) {
+            assertTrue(hot.firstSeq() <= keepFrom && hot.firstSeq() > 1, "first stored seq after reopening " + hot.firstSeq());
+            assertEquals(last, hot.lastSeq());
+            assertReadsExactly(hot, hot.firstSeq(), last, "after reopening");
+            hot.tsOf(hot.firstSeq());
+        }
+    }
+}
