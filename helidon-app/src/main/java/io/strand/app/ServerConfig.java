@@ -25,6 +25,7 @@ public record ServerConfig(
         String s3Region,
         boolean s3PathStyle,
         LogConfig.HotThreshold hot,
+        String hotRollCycle,
         int writerThreads,
         long maxBodyBytes,
         int maxFrameBytes,
@@ -44,6 +45,7 @@ public record ServerConfig(
             Map.entry("STRAND_HOT_MAX_ENTRIES", "1000000"),
             Map.entry("STRAND_HOT_MAX_BYTES", String.valueOf(256L << 20)),
             Map.entry("STRAND_HOT_MAX_AGE", "7d"),
+            Map.entry("STRAND_HOT_ROLL_CYCLE", "hourly"),
             Map.entry("STRAND_WRITERS", "4"),
             Map.entry("STRAND_MAX_BODY_BYTES", String.valueOf(4 << 20)),
             Map.entry("STRAND_MAX_FRAME_BYTES", String.valueOf(1 << 20)),
@@ -66,6 +68,7 @@ public record ServerConfig(
                 throw new IllegalArgumentException("--cold must be file:///dir or s3://bucket/prefix, not " + cold);
             }
         }
+        LogConfig.rollCycleNamed(hotRollCycle); // validates
     }
 
     /** Settings from {@code values} (environment-style keys), falling back to {@link #DEFAULTS}. */
@@ -87,6 +90,7 @@ public record ServerConfig(
                 Boolean.parseBoolean(get.apply("STRAND_S3_PATH_STYLE")),
                 new LogConfig.HotThreshold(Long.parseLong(get.apply("STRAND_HOT_MAX_ENTRIES")),
                         Long.parseLong(get.apply("STRAND_HOT_MAX_BYTES")), duration(get.apply("STRAND_HOT_MAX_AGE"))),
+                get.apply("STRAND_HOT_ROLL_CYCLE").toLowerCase(Locale.ROOT),
                 Integer.parseInt(get.apply("STRAND_WRITERS")),
                 Long.parseLong(get.apply("STRAND_MAX_BODY_BYTES")),
                 Integer.parseInt(get.apply("STRAND_MAX_FRAME_BYTES")),
@@ -124,6 +128,6 @@ public record ServerConfig(
     }
 
     public LogConfig logConfig() {
-        return LogConfig.defaults(dataDir, durability).withHot(hot);
+        return LogConfig.defaults(dataDir, durability).withHot(hot).withRollCycle(LogConfig.rollCycleNamed(hotRollCycle));
     }
 }

@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.RollCycles;
+import net.openhft.chronicle.queue.rollcycles.LegacyRollCycles;
+import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 
 /**
  * Everything the log tier needs to know, validated once at start-up.
@@ -60,6 +62,25 @@ public record LogConfig(
     public static LogConfig defaults(Path dataDir, Durability durability) {
         return new LogConfig(dataDir, durability, RollCycles.FAST_HOURLY, DEFAULT_BLOCK_SIZE, Duration.ofSeconds(30),
                 1000, DEFAULT_MAX_ENTRY_BYTES, DEFAULT_MAX_BATCH_ENTRIES, DEFAULT_MAX_BATCH_BYTES, HotThreshold.DEFAULT);
+    }
+
+    /**
+     * The hot queue's file cycle by name ({@code --hot-roll-cycle}): rolled entries leave the hot
+     * tier one whole cycle file at a time, so this is also about how long a rolled entry may still be
+     * read from hot files. {@code hourly} (default), {@code daily}, {@code five-minutely},
+     * {@code minutely}; {@code secondly} is for tests and benchmarks that need rolled entries to
+     * leave the hot tier at once. A queue keeps the cycle it was created with.
+     */
+    public static RollCycle rollCycleNamed(String name) {
+        return switch (name == null ? "" : name) {
+            case "hourly" -> RollCycles.FAST_HOURLY;
+            case "daily" -> RollCycles.FAST_DAILY;
+            case "five-minutely" -> RollCycles.FIVE_MINUTELY;
+            case "minutely" -> LegacyRollCycles.MINUTELY;
+            case "secondly" -> TestRollCycles.TEST_SECONDLY;
+            default -> throw new IllegalArgumentException(
+                    "hot roll cycle must be secondly, minutely, five-minutely, hourly or daily, not '" + name + "'");
+        };
     }
 
     public LogConfig withRollCycle(RollCycle cycle) {

@@ -235,6 +235,15 @@ public final class LogStore implements AutoCloseable {
         return Optional.ofNullable(withLog(ws, name, Log::info, null));
     }
 
+    /**
+     * First seq still stored in the log's hot queue, 0 when it holds none (or the log does not exist).
+     * Seqs below it are read from the cold tier only; rolled seqs at or above it are still read from
+     * hot files until their cycle file is dropped.
+     */
+    public long hotStoredFirst(String ws, String name) {
+        return withLog(ws, name, log -> log.hot().firstSeq(), 0L);
+    }
+
     /** Log names of a workspace in name order, after {@code after} (exclusive, may be null). */
     public List<String> list(String ws, String after, int limit) {
         Names.workspace(ws);

@@ -32,6 +32,8 @@ final class Roller implements AutoCloseable {
     private final ColdTier cold;
     private final LogConfig.HotThreshold threshold;
     private final ReentrantLock lock = new ReentrantLock();
+    /** Held for a whole roll, so the background loop and {@code cold roll} requests never roll at the same time. */
+    private final ReentrantLock rolling = new ReentrantLock();
     private final Condition work = lock.newCondition();
     private final LinkedHashSet<String> candidates = new LinkedHashSet<>();
     private final Map<String, Long> retryAt = new ConcurrentHashMap<>();
@@ -122,6 +124,15 @@ final class Roller implements AutoCloseable {
      * the newest) into segments. Returns the number of entries rolled.
      */
     long rollNow(String ws, String name, boolean everything) {
+        rolling.lock();
+        try {
+            return rollLocked(ws, name, everything);
+        } finally {
+            rolling.unlock();
+        }
+    }
+
+    private long rollLocked(String ws, String name, boolean everything) {
         LogStore.LogSlot slot = logs.slotFor(ws, name);
         Log log = slot.acquire(false);
         if (log == null) {

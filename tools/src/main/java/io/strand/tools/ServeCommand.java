@@ -36,6 +36,8 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--auth", arity = "1", paramLabel = "true|false",
             description = "Signed tokens (default true; DATA/root.token is created on first start). false lets every request act as root (env STRAND_AUTH).")
     Boolean auth;
+    @Option(names = "--hot-roll-cycle", description = "Hot file cycle: hourly (default), daily, five-minutely, minutely, secondly (tests).")
+    String hotRollCycle;
 
     @Override
     public Integer call() throws Exception {
@@ -52,6 +54,7 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_HOT_MAX_BYTES", hotMaxBytes);
         put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
         put(values, "STRAND_AUTH", auth);
+        put(values, "STRAND_HOT_ROLL_CYCLE", hotRollCycle);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

@@ -65,7 +65,8 @@ public final class ColdHttp implements HttpService {
         body.put("entries", manifest.totalEntries());
         body.put("bytes", manifest.totalBytes());
         body.put("pendingDeletes", manifest.pendingDeletes().size());
-        logs.info(cold.ws(), cold.log()).ifPresent(info -> body.put("head", info.head()).put("hotFirst", info.hotFirst()));
+        logs.info(cold.ws(), cold.log()).ifPresent(info -> body.put("head", info.head()).put("hotFirst", info.hotFirst())
+                .put("hotStoredFirst", logs.hotStoredFirst(cold.ws(), cold.log())));
         body.set("node", Json.MAPPER.valueToTree(logs.coldStats()));
         HttpIo.ok(res, body);
     }
