@@ -1,0 +1,164 @@
+package io.strand.app.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.coldtier.S3ProxyFixture;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * What the cold-tier ITs share: entries whose data names their own seq ({@code {"n":seq}}), so a
+ * read can check content as well as order; dense forward and backward reads; waiting on a
+ * condition with a deadline; and server settings for a file or an S3 (s3proxy) cold store.
+ */
+public final class ColdLogs {
+    private ColdLogs() {
+    }
+
+    /** Settings that make rolled entries leave the hot files at once (one-second cycles) past {@code hotMaxEntries}. */
+    public static Map<String, String> settings(long hotMaxEntries) {
+        Map<String, String> env = new HashMap<>();
+        env.put("STRAND_HOT_MAX_ENTRIES", String.valueOf(hotMaxEntries));
+        env.put("STRAND_HOT_ROLL_CYCLE", "secondly");
+        return env;
+    }
+
+    /**
+     * The server's S3 client finds credentials through the SDK's default chain; its first link is
+     * the {@code aws.accessKeyId}/{@code aws.secretAccessKey} system properties, which this sets to
+     * the fixture's keys (child servers get the same as {@code -D} flags, see {@link #s3JvmProps}).
+     */
+    public static void useFixtureCredentials() {
+        System.setProperty("aws.accessKeyId", S3ProxyFixture.ACCESS_KEY);
+        System.setProperty("aws.secretAccessKey", S3ProxyFixture.SECRET_KEY);
+    }
+
+    public static List<String> s3JvmProps() {
+        return List.of("-Daws.accessKeyId=" + S3ProxyFixture.ACCESS_KEY, "-Daws.secretAccessKey=" + S3ProxyFixture.SECRET_KEY);
+    }
+
+    /** Adds the settings for {@code s3://bucket/prefix} on the fixture. */
+    public static Map<String, String> withS3(Map<String, String> env, S3ProxyFixture s3, String bucket, String prefix) {
+        env.put("STRAND_COLD", "s3://" + bucket + "/" + prefix);
+        env.put("STRAND_S3_ENDPOINT", s3.endpoint().toString());
+        env.put("STRAND_S3_REGION", "us-east-1");
+        env.put("STRAND_S3_PATH_STYLE", "true");
+        return env;
+    }
+
+    public static String logPath(String ws, String log) {
+        return "/v1/ws/" + ws + "/logs/" + log;
+    }
+
+    /** A batch body of {@code n} entries {@code {"n":from}}, {@code {"n":from+1}}, … */
+    public static String batch(long from, int n) {
+        StringBuilder sb = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i < n; i++) {
+            sb.append(i == 0 ? "" : ",").append("{\"data\":{\"n\":").append(from + i).append("}}");
+        }
+        return sb.append("]}").toString();
+    }
+
+    /** Appends {@code n} entries that must land at seqs {@code from..from+n-1}. */
+    public static void append(Http http, String ws, String log, long from, int n) {
+        Http.Reply r = http.post(logPath(ws, log) + "/entries", batch(from, n));
+        assertEquals(200, r.status(), r.body());
+        assertEquals(from, r.json().get("firstSeq").asLong(), "appended at the expected seq");
+    }
+
+    /** Checks one entry: its data names its seq. */
+    public static void checkEntry(long expectedSeq, JsonNode e, String when) {
+        assertEquals(expectedSeq, e.get("seq").asLong(), when + ": seq order");
+        assertEquals(expectedSeq, e.get("data").get("n").asLong(), when + ": content of seq " + expectedSeq);
+    }
+
+    /** Forward pages of {@code limit} from seq 1: exactly 1..head, each once, in order, with their content. Returns head. */
+    public static long readAllForward(Http http, String ws, String log, int limit, String when) {
+        long next = 1;
+        long expect = 1;
+        long head = -1;
+        while (true) {
+            Http.Reply r = http.get(logPath(ws, log) + "/entries?from=" + next + "&limit=" + limit);
+            assertEquals(200, r.status(), when + ": " + r.body());
+            JsonNode page = r.json();
+            head = page.get("head").asLong();
+            if (page.get("entries").isEmpty()) {
+                break;
+            }
+            for (JsonNode e : page.get("entries")) {
+                checkEntry(expect++, e, when);
+            }
+            next = page.get("next").asLong();
+        }
+        assertEquals(head, expect - 1, when + ": forward pages end at the head");
+        return head;
+    }
+
+    /** Backward pages from the end down to seq 1: exactly head..1, each once. Returns the count. */
+    public static long readAllBackward(Http http, String ws, String log, int limit, long head, String when) {
+        String before = "end";
+        long expectTop = head;
+        long count = 0;
+        while (true) {
+            Http.Reply r = http.get(logPath(ws, log) + "/entries?before=" + before + "&limit=" + limit);
+            assertEquals(200, r.status(), when + ": " + r.body());
+            JsonNode page = r.json();
+            JsonNode entries = page.get("entries");
+            if (entries.isEmpty()) {
+                break;
+            }
+            long expect = expectTop - entries.size() + 1;
+            for (JsonNode e : entries) {
+                checkEntry(expect++, e, when + " (backward)");
+            }
+            count += entries.size();
+            expectTop -= entries.size();
+            long prev = page.get("prev").asLong();
+            if (prev <= 1) {
+                break;
+            }
+            before = String.valueOf(prev);
+        }
+        assertEquals(0, expectTop, when + ": backward pages reach seq 1");
+        return count;
+    }
+
+    /** Polls {@code condition} every 50 ms until it holds or {@code timeout} passes (then fails naming {@code what}). */
+    public static void await(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for " + what);
+            }
+        }
+    }
+
+    public static JsonNode info(Http http, String ws, String log) {
+        Http.Reply r = http.get(logPath(ws, log));
+        assertEquals(200, r.status(), r.body());
+        return r.json();
+    }
+
+    public static JsonNode coldStatus(Http http, String ws, String log) {
+        Http.Reply r = http.get(logPath(ws, log) + "/cold");
+        assertEquals(200, r.status(), r.body());
+        return r.json();
+    }
+
+    public static JsonNode verify(Http http, String ws, String log) {
+        Http.Reply r = http.get(logPath(ws, log) + "/cold/verify");
+        assertEquals(200, r.status(), r.body());
+        return r.json();
+    }
+}
