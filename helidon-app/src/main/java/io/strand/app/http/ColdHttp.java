@@ -4,6 +4,7 @@ import static io.strand.app.http.HttpIo.path;
 import static io.strand.app.http.HttpIo.require;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
@@ -12,6 +13,7 @@ import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.LogRequests;
 import io.strand.app.auth.Scope;
 import io.strand.coldtier.ColdLog;
+import io.strand.coldtier.ColdStore;
 import io.strand.coldtier.Compactor;
 import io.strand.coldtier.VerifyReport;
 import io.strand.core.Json;
@@ -92,10 +94,23 @@ public final class ColdHttp implements HttpService {
 
     private void verify(ServerRequest req, ServerResponse res) {
         ColdLog cold = cold(req, Scope.ADMIN);
-        VerifyReport report = cold.verify();
-        ObjectNode out = (ObjectNode) Json.MAPPER.valueToTree(report);
+        HttpIo.ok(res, verifyJson(cold.verify()));
+    }
+
+    /** The report as JSON, orphans with their {@code lastModified} as ISO-8601 (the shared mapper has no java.time module). */
+    static ObjectNode verifyJson(VerifyReport report) {
+        ObjectNode out = Json.MAPPER.createObjectNode();
         out.put("ok", report.ok());
-        HttpIo.ok(res, out);
+        out.put("ws", report.ws()).put("log", report.log()).put("generation", report.generation())
+                .put("segments", report.segments()).put("blocks", report.blocks()).put("entries", report.entries())
+                .put("bytes", report.bytes());
+        out.set("problems", Json.MAPPER.valueToTree(report.problems()));
+        ArrayNode orphans = out.putArray("orphans");
+        for (ColdStore.ObjectInfo o : report.orphans()) {
+            orphans.addObject().put("key", o.key()).put("size", o.size())
+                    .put("lastModified", o.lastModified() == null ? null : o.lastModified().toString());
+        }
+        return out;
     }
 
     private void deleteOrphans(ServerRequest req, ServerResponse res) {
