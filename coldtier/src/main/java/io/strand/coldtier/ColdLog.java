@@ -206,6 +206,9 @@ public final class ColdLog {
         int lastBlock = -1;
         outer:
         for (; si < m.segments().size(); si++) {
+            if (out.size() >= maxEntries || bytes >= maxBytes) {
+                break; // a page ending at a segment's end must not open (fetch, or fail on) the next one
+            }
             SegmentMeta meta = m.segments().get(si);
             SegmentReader r = reader(meta);
             int bi = r.blockOf(seq);

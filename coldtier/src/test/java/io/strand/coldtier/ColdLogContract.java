@@ -102,6 +102,19 @@ abstract class ColdLogContract {
     }
 
     @Test
+    void readShouldNotTouchTheNextSegmentWhenAPageEndsAtASegmentEnd() {
+        rollThree();
+        ColdLog reader = newLog();
+        reader.manifest();
+        store.reset();
+        TestEntries.assertSame(TestEntries.range(51, 100), reader.read(51, 50, Long.MAX_VALUE));
+        TestEntries.assertSame(TestEntries.range(201, 250), reader.read(201, 50, Long.MAX_VALUE));
+        SegmentMeta third = reader.manifest().segments().get(2);
+        store.delete(third.key()); // not even a damaged (here: missing) next segment may fail such a page
+        TestEntries.assertSame(TestEntries.range(201, 250), newLog().read(201, 50, Long.MAX_VALUE));
+    }
+
+    @Test
     void readShouldFetchOnlyNeededBlocksWhenPageIsSmall() {
         log.roll(TestEntries.range(1, 4000));
         SegmentMeta seg = log.manifest().segments().getFirst();
