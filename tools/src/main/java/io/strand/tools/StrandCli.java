@@ -9,8 +9,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "strand", mixinStandardHelpOptions = true, version = "strand 0.1.0",
         description = "Kafka-free log-structured streaming: Logs and Docs over HTTP and WebSocket.",
-        subcommands = {ServeCommand.class, LogsCommand.class, DocsCommand.class, TokenCommand.class, BenchCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, LogsCommand.class, DocsCommand.class, TokenCommand.class, ColdCommand.class,
+                BenchCommand.class, CommandLine.HelpCommand.class})
 public final class StrandCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

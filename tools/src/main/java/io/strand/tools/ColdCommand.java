@@ -1,0 +1,372 @@
+package io.strand.tools;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.ServerConfig;
+import io.strand.core.Json;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code strand cold status|roll|compact|verify}: the cold tier of one log, through the server's
+ * admin endpoints ({@code /v1/ws/{ws}/logs/{log}/cold…}). Human output by default, the server's JSON
+ * with {@code --json}; while a long request runs, an elapsed-time line on the terminal (stderr, only
+ * when there is a console). Exit codes: 0 ok, 1 a failure or any verify problem, 2 usage.
+ */
+@Command(name = "cold", mixinStandardHelpOptions = true,
+        description = "Inspect and maintain one log's cold tier: status, roll, compact, verify.",
+        subcommands = {ColdCommand.Status.class, ColdCommand.Roll.class, ColdCommand.Compact.class,
+                ColdCommand.Verify.class, CommandLine.HelpCommand.class})
+final class ColdCommand implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "choose one of: status, roll, compact, verify");
+    }
+
+    /**
+     * Which server and log, as the other client commands take them: {@code --url}/{@code STRAND_URL},
+     * {@code --token}/{@code STRAND_TOKEN} (else {@code DATA/root.token} when present),
+     * {@code -w}/{@code STRAND_WS}, {@code --log}, {@code --json}. A picocli mixin.
+     */
+    static final class Target {
+        private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+        @CommandLine.Spec(CommandLine.Spec.Target.MIXEE)
+        CommandLine.Model.CommandSpec command;
+
+        @Option(names = "--url", defaultValue = "${env:STRAND_URL:-http://127.0.0.1:8080}",
+                description = "Server URL (env STRAND_URL; default ${DEFAULT-VALUE}).")
+        String url;
+
+        @Option(names = "--token", defaultValue = "${env:STRAND_TOKEN}",
+                description = "Bearer token with admin scope (env STRAND_TOKEN; default: the root token in the data dir).")
+        String token;
+
+        @Option(names = "--data", defaultValue = "${env:STRAND_DATA:-./data}",
+                description = "Data dir whose root.token is used when no token is given (env STRAND_DATA; default ${DEFAULT-VALUE}).")
+        Path data;
+
+        @Option(names = {"-w", "--ws"}, defaultValue = "${env:STRAND_WS:-default}",
+                description = "Workspace (env STRAND_WS; default ${DEFAULT-VALUE}).")
+        String ws;
+
+        @Option(names = "--log", required = true, description = "The log.")
+        String log;
+
+        @Option(names = "--json", description = "Print the server's JSON reply instead of text.")
+        boolean json;
+
+        PrintWriter out() {
+            return command.commandLine().getOut();
+        }
+
+        String path(String suffix) {
+            return "/v1/ws/" + segment(ws) + "/logs/" + segment(log) + "/cold" + suffix;
+        }
+
+        String name() {
+            return ws + "/" + log;
+        }
+
+        JsonNode get(String suffix) {
+            return send(request(suffix).GET());
+        }
+
+        JsonNode post(String suffix, String body) {
+            return send(request(suffix).POST(HttpRequest.BodyPublishers.ofString(body)));
+        }
+
+        JsonNode delete(String suffix) {
+            return send(request(suffix).DELETE());
+        }
+
+        private HttpRequest.Builder request(String suffix) {
+            String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path(suffix)))
+                    .timeout(Duration.ofHours(1)) // verify and compaction of a big log take a while
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json");
+            String t = token();
+            if (t != null) {
+                b.header("Authorization", "Bearer " + t);
+            }
+            return b;
+        }
+
+        private String token() {
+            if (token != null && !token.isBlank()) {
+                return token.strip();
+            }
+            Path file = data.resolve("root.token");
+            try {
+                if (Files.isReadable(file)) {
+                    String t = Files.readString(file, StandardCharsets.US_ASCII).strip();
+                    return t.isEmpty() ? null : t;
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read " + file + ": " + e.getMessage(), e);
+            }
+            return null;
+        }
+
+        /** The reply's JSON, or an exception naming the server's error code and message (exit 1). */
+        private JsonNode send(HttpRequest.Builder b) {
+            HttpResponse<String> r;
+            try {
+                r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            } catch (IOException e) {
+                throw new IllegalStateException("unreachable: cannot reach " + url + " (" + e.getClass().getSimpleName()
+                        + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            JsonNode body = null;
+            try {
+                body = r.body().isBlank() ? Json.MAPPER.createObjectNode() : Json.parse(r.body());
+            } catch (RuntimeException notJson) {
+                // reported below
+            }
+            if (r.statusCode() / 100 == 2 && body != null) {
+                return body;
+            }
+            if (body != null && body.path("error").has("code")) {
+                throw new IllegalStateException(body.path("error").path("code").asText() + ": "
+                        + body.path("error").path("message").asText() + " (HTTP " + r.statusCode() + ")");
+            }
+            throw new IllegalStateException("HTTP " + r.statusCode() + ": " + r.body().strip());
+        }
+
+        /** Runs one request, showing elapsed time on an interactive terminal meanwhile. */
+        <T> T withProgress(String what, Supplier<T> work) {
+            if (System.console() == null) {
+                return work.get();
+            }
+            PrintWriter err = command.commandLine().getErr();
+            long start = System.nanoTime();
+            Thread ticker = Thread.ofPlatform().daemon().start(() -> {
+                String[] spin = {"|", "/", "-", "\\"};
+                for (int i = 0; !Thread.currentThread().isInterrupted(); i++) {
+                    err.printf(Locale.ROOT, "\r%s %s %.1f s", spin[i % 4], what, (System.nanoTime() - start) / 1e9);
+                    err.flush();
+                    try {
+                        Thread.sleep(200);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            try {
+                return work.get();
+            } finally {
+                ticker.interrupt();
+                try {
+                    ticker.join(1_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                err.print("\r\033[K");
+                err.flush();
+            }
+        }
+
+        static String segment(String name) {
+            return URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");
+        }
+    }
+
+    static String n(long value) {
+        return String.format(Locale.ROOT, "%,d", value);
+    }
+
+    static String bytes(long b) {
+        if (b < 1024) {
+            return b + " B";
+        }
+        if (b < 1024L * 1024) {
+            return String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
+        }
+        if (b < 1024L * 1024 * 1024) {
+            return String.format(Locale.ROOT, "%.1f MiB", b / 1048576.0);
+        }
+        return String.format(Locale.ROOT, "%.2f GiB", b / 1073741824.0);
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "The log's manifest, hot/cold boundary and the node's roll counters.")
+    static final class Status implements Callable<Integer> {
+        @Mixin
+        Target target;
+
+        @Override
+        public Integer call() {
+            JsonNode s = target.get("");
+            PrintWriter out = target.out();
+            if (target.json) {
+                out.println(Json.string(s));
+                out.flush();
+                return 0;
+            }
+            out.println(target.name() + " in " + s.path("store").asText());
+            out.println("  segments      " + n(s.path("segments").asLong()) + " (manifest generation " + s.path("generation").asLong() + ")");
+            if (s.path("segments").asLong() > 0) {
+                out.println("  cold          seqs " + n(s.path("firstSeq").asLong()) + ".." + n(s.path("lastSeq").asLong()) + ", "
+                        + n(s.path("entries").asLong()) + " entries, " + bytes(s.path("bytes").asLong()) + " stored");
+            } else {
+                out.println("  cold          nothing yet");
+            }
+            if (s.has("head")) {
+                long hotFirst = s.path("hotFirst").asLong();
+                long head = s.path("head").asLong();
+                String stored = s.path("hotStoredFirst").asLong() > 0 && s.path("hotStoredFirst").asLong() < hotFirst
+                        ? " (rolled entries from seq " + n(s.path("hotStoredFirst").asLong()) + " are also still in hot files)" : "";
+                out.println("  hot           " + (hotFirst > head ? "nothing, head " + n(head)
+                        : "seqs " + n(hotFirst) + ".." + n(head)) + stored);
+            }
+            out.println("  retired       " + n(s.path("pendingDeletes").asLong()) + " segments waiting for their grace period");
+            JsonNode node = s.path("node");
+            out.println("  node          " + n(node.path("rolls").asLong()) + " rolls (" + n(node.path("rolledEntries").asLong())
+                    + " entries), " + n(node.path("rollFailures").asLong()) + " roll failures, block cache "
+                    + n(node.path("cacheHits").asLong()) + " hits / " + n(node.path("cacheMisses").asLong()) + " misses");
+            if (!node.path("lastError").asText().isEmpty()) {
+                out.println("  last error    " + node.path("lastError").asText());
+            }
+            out.flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "roll", mixinStandardHelpOptions = true, description = "Roll every committed hot entry of the log to cold now.")
+    static final class Roll implements Callable<Integer> {
+        @Mixin
+        Target target;
+
+        @Override
+        public Integer call() {
+            JsonNode r = target.withProgress("rolling " + target.name(), () -> target.post("/roll", ""));
+            PrintWriter out = target.out();
+            if (target.json) {
+                out.println(Json.string(r));
+            } else {
+                out.println("rolled " + n(r.path("rolledEntries").asLong()) + " entries of " + target.name()
+                        + "; the cold part ends at seq " + n(r.path("coldLastSeq").asLong()));
+            }
+            out.flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "compact", mixinStandardHelpOptions = true,
+            description = "Merge small adjacent cold segments; retired ones are deleted after the grace period.")
+    static final class Compact implements Callable<Integer> {
+        @Mixin
+        Target target;
+
+        @Option(names = "--target-bytes", description = "Merge runs up to this many stored bytes (default: the server's, 64 MiB).")
+        Long targetBytes;
+
+        @Option(names = "--grace", description = "Keep retired segments readable this long (30s, 10m, 2h; default: the server's, 10m).")
+        String grace;
+
+        @Override
+        public Integer call() {
+            var body = Json.MAPPER.createObjectNode();
+            if (targetBytes != null) {
+                if (targetBytes < 1) {
+                    throw new CommandLine.ParameterException(target.command.commandLine(), "--target-bytes must be positive");
+                }
+                body.put("targetBytes", targetBytes);
+            }
+            if (grace != null) {
+                Duration d;
+                try {
+                    d = ServerConfig.duration(grace);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(target.command.commandLine(), "--grace: " + e.getMessage());
+                }
+                body.put("graceSeconds", d.toSeconds());
+            }
+            JsonNode r = target.withProgress("compacting " + target.name(), () -> target.post("/compact", Json.string(body)));
+            PrintWriter out = target.out();
+            if (target.json) {
+                out.println(Json.string(r));
+            } else {
+                out.println(target.name() + ": " + n(r.path("segmentsBefore").asLong()) + " → " + n(r.path("segmentsAfter").asLong())
+                        + " segments; " + n(r.path("merged").asLong()) + " runs merged, " + n(r.path("retired").asLong())
+                        + " segments retired" + (r.path("abandoned").asLong() > 0 ? ", " + n(r.path("abandoned").asLong())
+                        + " runs left alone (changed meanwhile)" : "") + "; deleted " + n(r.path("garbageDeleted").asLong()
+                        + r.path("garbageCollectedNow").asLong()) + " retired segments past their grace period");
+            }
+            out.flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "verify", mixinStandardHelpOptions = true,
+            description = "Read and check every cold segment (blocks, hashes, the entry hash chain) and list orphans. Exit 1 on any problem.")
+    static final class Verify implements Callable<Integer> {
+        @Mixin
+        Target target;
+
+        @Option(names = "--delete-orphans", description = "First delete objects no manifest names that are older than --min-age.")
+        boolean deleteOrphans;
+
+        @Option(names = "--min-age", defaultValue = "1h",
+                description = "With --delete-orphans: leave younger orphans (an upload may be in flight; default ${DEFAULT-VALUE}).")
+        String minAge;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = target.out();
+            if (deleteOrphans) {
+                long seconds;
+                try {
+                    seconds = ServerConfig.duration(minAge).toSeconds();
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(target.command.commandLine(), "--min-age: " + e.getMessage());
+                }
+                JsonNode d = target.delete("/orphans?minAgeSeconds=" + seconds);
+                if (!target.json) {
+                    out.println("deleted " + n(d.path("deleted").asLong()) + " orphans older than " + minAge);
+                }
+            }
+            JsonNode r = target.withProgress("verifying " + target.name(), () -> target.get("/verify"));
+            boolean ok = r.path("ok").asBoolean();
+            if (target.json) {
+                out.println(Json.string(r));
+                out.flush();
+                return ok ? 0 : 1;
+            }
+            out.println((ok ? "ok: " : "PROBLEMS: ") + target.name() + ", manifest generation " + r.path("generation").asLong()
+                    + ": " + n(r.path("segments").asLong()) + " segments, " + n(r.path("blocks").asLong()) + " blocks, "
+                    + n(r.path("entries").asLong()) + " entries, " + bytes(r.path("bytes").asLong()) + " checked");
+            for (JsonNode p : r.path("problems")) {
+                out.println("  " + p.path("kind").asText() + "  " + p.path("key").asText() + "  (seqs " + p.path("firstSeq").asLong()
+                        + ".." + p.path("lastSeq").asLong() + "): " + p.path("message").asText());
+            }
+            for (JsonNode o : r.path("orphans")) {
+                out.println("  orphan  " + o.path("key").asText() + "  (" + bytes(o.path("size").asLong()) + ", modified "
+                        + o.path("lastModified").asText() + "; remove with --delete-orphans)");
+            }
+            out.flush();
+            return ok ? 0 : 1;
+        }
+    }
+}
