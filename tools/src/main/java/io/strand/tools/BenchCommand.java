@@ -26,7 +26,8 @@ import picocli.CommandLine.Parameters;
 final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..*", paramLabel = "SCENARIO",
             description = "Scenarios (default: all): append-serial append-concurrent append-batched read-pagination "
-                    + "replay-100k replay-1m live-tail cold-log-open many-logs cas-serial cas-contended incr-contended floor-debit")
+                    + "replay-100k replay-1m live-tail cold-log-open many-logs cas-serial cas-contended incr-contended "
+                    + "floor-debit; cold tier (own server): cold-read-pagination cold-replay roll compact")
     List<String> scenarios = new ArrayList<>();
     @Option(names = "--durability", defaultValue = "fsync", description = "fsync (default) or os.")
     String durability;
@@ -34,6 +35,7 @@ final class BenchCommand implements Callable<Integer> {
     boolean quick;
     @Option(names = "--out", defaultValue = "bench-results", description = "Directory for the JSON results.")
     Path out;
+    private ColdBenchmarks cold;
 
     @Override
     public Integer call() throws Exception {
@@ -42,8 +44,10 @@ final class BenchCommand implements Callable<Integer> {
         all.put("append-concurrent", LogBenchmarks::appendConcurrent);
         all.put("append-batched", LogBenchmarks::appendBatched);
         all.put("read-pagination", LogBenchmarks::readPagination);
+        all.put("cold-read-pagination", b -> cold().readPagination());
         all.put("replay-100k", b -> b.subscribeReplay(100_000));
         all.put("replay-1m", b -> b.subscribeReplay(1_000_000));
+        all.put("cold-replay", b -> cold().replay());
         all.put("live-tail", LogBenchmarks::liveTail);
         all.put("cold-log-open", LogBenchmarks::coldLogOpen);
         all.put("many-logs", LogBenchmarks::manyLogs);
@@ -51,6 +55,8 @@ final class BenchCommand implements Callable<Integer> {
         all.put("cas-contended", b -> b.docs().casContended());
         all.put("incr-contended", b -> b.docs().incrContended());
         all.put("floor-debit", b -> b.docs().floorDebit());
+        all.put("roll", b -> cold().roll());
+        all.put("compact", b -> cold().compact());
         List<String> chosen = scenarios.isEmpty() ? new ArrayList<>(all.keySet()) : scenarios;
         for (String s : chosen) {
             if (!all.containsKey(s)) {
@@ -74,6 +80,9 @@ final class BenchCommand implements Callable<Integer> {
             }
         } finally {
             deleteTree(data);
+            if (cold != null) {
+                cold.close();
+            }
         }
         Files.createDirectories(out);
         Path file = out.resolve("bench-" + Instant.now().toString().replace(':', '-') + ".json");
@@ -85,6 +94,14 @@ final class BenchCommand implements Callable<Integer> {
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
         return 0;
+    }
+
+    /** The cold-tier scenarios, with their own server started on first use. */
+    private ColdBenchmarks cold() {
+        if (cold == null) {
+            cold = new ColdBenchmarks(durability, quick);
+        }
+        return cold;
     }
 
     interface Scenario {

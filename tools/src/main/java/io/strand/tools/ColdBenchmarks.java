@@ -1,0 +1,365 @@
+package io.strand.tools;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.ServerProcess;
+import io.strand.core.Json;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.LongFunction;
+
+/**
+ * The cold-tier scenarios of {@code strand bench}: paging and replaying entries that live only in
+ * the cold store, and the throughput of a roll and of a compaction. They run against their own
+ * server in a child process (its own temp data dir, local-directory cold store, one-second hot
+ * files) so that rolled entries really leave the hot tier and the hot scenarios are unaffected.
+ *
+ * <p>"Cold" is checked, not assumed: after a roll, {@code hotStoredFirst} from {@code GET …/cold}
+ * must lie past every preloaded entry. The block cache (64 MiB, node-wide) is reported as measured:
+ * read scenarios give the hits and misses of their timed pass; the first pass after a roll starts
+ * with no block of the log cached (rolling does not fill the cache), a second pass shows the warm
+ * figure next to it.
+ */
+final class ColdBenchmarks implements AutoCloseable {
+    /** 256 bytes of serialized JSON, as in the hot scenarios (compresses very well). */
+    static final String PAYLOAD = "\"" + "x".repeat(254) + "\"";
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final String durability;
+    private final boolean quick;
+    private final String[] randomPayloads;
+    private Path data;
+    private ServerProcess server;
+
+    ColdBenchmarks(String durability, boolean quick) {
+        this.durability = durability;
+        this.quick = quick;
+        Random random = new Random(42);
+        randomPayloads = new String[4096]; // 256 bytes of JSON each, incompressible: roll and compaction move real bytes
+        for (int i = 0; i < randomPayloads.length; i++) {
+            byte[] b = new byte[189];
+            random.nextBytes(b);
+            randomPayloads[i] = "\"" + Base64.getEncoder().encodeToString(b) + "\"";
+        }
+    }
+
+    private int scale(int n) {
+        return quick ? Math.max(1, n / 10) : n;
+    }
+
+    private String url() throws IOException {
+        if (server == null) {
+            data = Files.createTempDirectory("strand-bench-cold-");
+            server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false",
+                    "--hot-roll-cycle", "secondly"), List.of("-Xmx2g"));
+        }
+        return server.url;
+    }
+
+    // ---------------------------------------------------------------- scenarios
+
+    BenchReport readPagination() throws Exception {
+        BenchReport r = new BenchReport("cold read pagination", durability);
+        r.unit = "entries";
+        int total = scale(100_000);
+        String log = "cold-pages";
+        try (Socket s = socket()) {
+            preload(s, log, total, i -> PAYLOAD);
+            makeCold(log, total);
+            Pass cold = pages(s, log, total, r);
+            r.seconds = cold.seconds;
+            r.count = cold.entries;
+            Pass warm = pages(s, log, total, null);
+            r.extra.put("pageSize", 100).put("transport", "websocket read op")
+                    .put("cacheHits", cold.hits).put("cacheMisses", cold.misses)
+                    .put("warmEntriesPerSec", Math.round(warm.entries / warm.seconds))
+                    .put("warmCacheHits", warm.hits).put("warmCacheMisses", warm.misses);
+        }
+        return r;
+    }
+
+    BenchReport replay() throws Exception {
+        BenchReport r = new BenchReport("cold replay", durability);
+        r.unit = "entries";
+        int total = scale(100_000);
+        String log = "cold-replay";
+        try (Socket w = socket()) {
+            preload(w, log, total, i -> PAYLOAD);
+        }
+        makeCold(log, total);
+        JsonNode before = status(log).path("node");
+        try (Socket s = socket()) {
+            AtomicLong received = new AtomicLong();
+            CompletableFuture<Long> done = new CompletableFuture<>();
+            AtomicLong lastFrame = new AtomicLong();
+            s.onPush(f -> {
+                if ("entries".equals(f.path("type").asText())) {
+                    long now = System.nanoTime();
+                    r.record(now - lastFrame.getAndSet(now));
+                    if (received.addAndGet(f.get("entries").size()) >= total) {
+                        done.complete(now);
+                    }
+                } else if ("closed".equals(f.path("type").asText())) {
+                    done.completeExceptionally(new IllegalStateException("replay closed: " + f));
+                }
+            });
+            long start = System.nanoTime();
+            lastFrame.set(start);
+            ok(s.call("subscribe", "\"log\":\"" + log + "\",\"from\":1").join());
+            long end = done.join();
+            r.seconds = (end - start) / 1e9;
+            r.count = received.get();
+        }
+        JsonNode after = status(log).path("node");
+        r.extra.put("latencyIs", "gap between entry frames")
+                .put("cacheHits", after.path("cacheHits").asLong() - before.path("cacheHits").asLong())
+                .put("cacheMisses", after.path("cacheMisses").asLong() - before.path("cacheMisses").asLong());
+        return r;
+    }
+
+    BenchReport roll() throws Exception {
+        BenchReport r = new BenchReport("roll", durability);
+        r.unit = "entries";
+        int total = scale(200_000);
+        String log = "roll";
+        try (Socket s = socket()) {
+            preload(s, log, total, i -> randomPayloads[(int) (i % randomPayloads.length)]);
+        }
+        long rawBytes = http("GET", "/v1/ws/bench/logs/" + log, null).path("bytes").asLong();
+        long start = System.nanoTime();
+        JsonNode rolled = http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
+        long nanos = System.nanoTime() - start;
+        r.record(nanos);
+        JsonNode s = status(log);
+        r.seconds = nanos / 1e9;
+        r.count = rolled.path("rolledEntries").asLong();
+        r.extra.put("rawMiB", mib(rawBytes)).put("storedMiB", mib(s.path("bytes").asLong()))
+                .put("rawMiBPerSec", mib(rawBytes / r.seconds)).put("storedMiBPerSec", mib(s.path("bytes").asLong() / r.seconds))
+                .put("segments", s.path("segments").asInt())
+                .put("payload", "256 B random base64 per entry").put("latencyIs", "one POST cold/roll of every hot entry");
+        return r;
+    }
+
+    BenchReport compact() throws Exception {
+        BenchReport r = new BenchReport("compact", durability);
+        r.unit = "entries";
+        int segments = scale(100);
+        int perSegment = 2_000;
+        String log = "compact";
+        try (Socket s = socket()) {
+            for (int i = 0; i < segments; i++) {
+                int base = i * perSegment;
+                preload(s, log, perSegment, k -> randomPayloads[(int) ((base + k) % randomPayloads.length)]);
+                http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
+            }
+        }
+        JsonNode before = status(log);
+        long storedBefore = before.path("bytes").asLong();
+        long start = System.nanoTime();
+        JsonNode report = http("POST", "/v1/ws/bench/logs/" + log + "/cold/compact", "{\"targetBytes\":1073741824,\"graceSeconds\":0}");
+        long nanos = System.nanoTime() - start;
+        r.record(nanos);
+        r.seconds = nanos / 1e9;
+        r.count = before.path("entries").asLong();
+        JsonNode verify = http("GET", "/v1/ws/bench/logs/" + log + "/cold/verify", null);
+        if (!verify.path("ok").asBoolean()) {
+            throw new IllegalStateException("compact: verify failed afterwards: " + verify);
+        }
+        r.extra.put("segmentsBefore", report.path("segmentsBefore").asInt()).put("segmentsAfter", report.path("segmentsAfter").asInt())
+                .put("storedMiB", mib(storedBefore)).put("storedMiBPerSec", mib(storedBefore / r.seconds))
+                .put("payload", "256 B random base64 per entry")
+                .put("latencyIs", "one POST cold/compact (read, verify, merge, upload, commit, delete with no grace)");
+        return r;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private record Pass(long entries, double seconds, long hits, long misses) {
+    }
+
+    /** Pages of 100 over seqs 1..total through the WebSocket read op; latency per page into {@code r} when given. */
+    private Pass pages(Socket s, String log, int total, BenchReport r) throws Exception {
+        JsonNode before = status(log).path("node");
+        long start = System.nanoTime();
+        long next = 1;
+        long read = 0;
+        while (read < total) {
+            long t = System.nanoTime();
+            JsonNode page = ok(s.call("read", "\"log\":\"" + log + "\",\"from\":" + next + ",\"limit\":"
+                    + Math.min(100, total - read)).join());
+            if (r != null) {
+                r.record(System.nanoTime() - t);
+            }
+            if (page.get("entries").isEmpty()) {
+                throw new IllegalStateException("cold read pagination: empty page at " + next);
+            }
+            read += page.get("entries").size();
+            next = page.get("next").asLong();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        JsonNode after = status(log).path("node");
+        return new Pass(read, seconds, after.path("cacheHits").asLong() - before.path("cacheHits").asLong(),
+                after.path("cacheMisses").asLong() - before.path("cacheMisses").asLong());
+    }
+
+    /**
+     * Rolls everything and makes sure seqs 1..{@code n} are gone from the hot files: one more entry
+     * in a later one-second cycle, then {@code POST cold/roll}, which drops every older hot file.
+     */
+    private void makeCold(String log, long n) throws Exception {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Thread.sleep(1_100 - System.currentTimeMillis() % 1_000); // into the next second: a new hot file
+            http("POST", "/v1/ws/bench/logs/" + log + "/entries", "{\"data\":\"marker\"}");
+            http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
+            if (status(log).path("hotStoredFirst").asLong() > n) {
+                return;
+            }
+        }
+        throw new IllegalStateException(log + ": rolled entries stayed in the hot files: " + status(log));
+    }
+
+    private JsonNode status(String log) throws Exception {
+        return http("GET", "/v1/ws/bench/logs/" + log + "/cold", null);
+    }
+
+    /** Fills {@code log} with {@code n} entries in batches of up to 1,000, 8 in flight (not measured). */
+    private static void preload(Socket s, String log, int n, LongFunction<String> payload) throws InterruptedException {
+        Semaphore window = new Semaphore(8);
+        int batches = (n + 999) / 1000;
+        CountDownLatch done = new CountDownLatch(batches);
+        AtomicLong failures = new AtomicLong();
+        for (int b = 0; b < batches; b++) {
+            int size = Math.min(1000, n - b * 1000);
+            StringBuilder req = new StringBuilder("\"log\":\"" + log + "\",\"entries\":[");
+            for (int i = 0; i < size; i++) {
+                req.append(i == 0 ? "" : ",").append("{\"data\":").append(payload.apply((long) b * 1000 + i)).append('}');
+            }
+            window.acquire();
+            s.call("append", req.append(']').toString()).whenComplete((reply, err) -> {
+                if (err != null || !reply.path("ok").asBoolean()) {
+                    failures.incrementAndGet();
+                }
+                window.release();
+                done.countDown();
+            });
+        }
+        done.await();
+        if (failures.get() > 0) {
+            throw new IllegalStateException("preload of " + log + ": " + failures.get() + " appends failed");
+        }
+    }
+
+    private JsonNode http(String method, String path, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url() + path)).timeout(Duration.ofMinutes(10))
+                .header("Content-Type", "application/json")
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException(method + " " + path + ": HTTP " + r.statusCode() + " " + r.body());
+        }
+        return Json.parse(r.body());
+    }
+
+    private static JsonNode ok(JsonNode reply) {
+        if (!reply.path("ok").asBoolean()) {
+            throw new IllegalStateException("request failed: " + reply);
+        }
+        return reply;
+    }
+
+    private static double mib(double bytes) {
+        return Math.round(bytes / 1048576.0 * 10) / 10.0;
+    }
+
+    private Socket socket() throws IOException {
+        return new Socket(url().replace("http://", "ws://") + "/v1/ws/bench/socket");
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (server != null) {
+            server.close();
+            BenchCommand.deleteTree(data);
+        }
+    }
+
+    /** A WebSocket with replies matched to requests by id and pushed frames to a sink. */
+    private static final class Socket implements AutoCloseable {
+        private static final HttpClient CLIENT = HttpClient.newHttpClient();
+        private final WebSocket socket;
+        private final ConcurrentHashMap<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
+        private final AtomicLong ids = new AtomicLong();
+        private final StringBuilder partial = new StringBuilder();
+        private volatile Consumer<JsonNode> pushed = f -> { };
+
+        Socket(String url) {
+            socket = CLIENT.newWebSocketBuilder().buildAsync(URI.create(url), new WebSocket.Listener() {
+                @Override
+                public void onOpen(WebSocket ws) {
+                    ws.request(Long.MAX_VALUE);
+                }
+
+                @Override
+                public CompletionStage<?> onText(WebSocket ws, CharSequence text, boolean last) {
+                    partial.append(text);
+                    if (last) {
+                        JsonNode f = Json.parse(partial.toString());
+                        partial.setLength(0);
+                        JsonNode id = f.get("id");
+                        CompletableFuture<JsonNode> reply = id == null || id.isNull() ? null : pending.remove(id.asLong());
+                        if (reply != null) {
+                            reply.complete(f);
+                        } else {
+                            pushed.accept(f);
+                        }
+                    }
+                    return null;
+                }
+
+                @Override
+                public void onError(WebSocket ws, Throwable error) {
+                    new ArrayList<>(pending.values()).forEach(p -> p.completeExceptionally(error));
+                }
+            }).join();
+        }
+
+        void onPush(Consumer<JsonNode> sink) {
+            pushed = sink;
+        }
+
+        CompletableFuture<JsonNode> call(String op, String fields) {
+            long id = ids.incrementAndGet();
+            CompletableFuture<JsonNode> reply = new CompletableFuture<>();
+            pending.put(id, reply);
+            synchronized (socket) {
+                socket.sendText("{\"id\":" + id + ",\"op\":\"" + op + "\"," + fields + "}", true).join();
+            }
+            return reply;
+        }
+
+        @Override
+        public void close() {
+            try {
+                socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").join();
+            } catch (RuntimeException e) {
+                socket.abort();
+            }
+        }
+    }
+}
