@@ -64,11 +64,13 @@ public final class StrandServer implements AutoCloseable {
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
         metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
-        metrics.gauge("strand.cold.rolls", "Segments rolled to the cold tier", () -> (Number) logs.coldStats().getOrDefault("rolls", 0L));
-        metrics.gauge("strand.cold.roll.failures", "Cold rolls that failed (retried with backoff)", () -> (Number) logs.coldStats().getOrDefault("rollFailures", 0L));
-        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a cold roll check", () -> (Number) logs.coldStats().getOrDefault("pending", 0));
-        metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> (Number) logs.coldStats().getOrDefault("cacheHits", 0L));
-        metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (ranged GETs)", () -> (Number) logs.coldStats().getOrDefault("cacheMisses", 0L));
+        metrics.gauge("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
+        metrics.gauge("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
+        metrics.gauge("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
+                () -> coldStat("rollFailures"));
+        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
+        metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
+        metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
@@ -115,6 +117,10 @@ public final class StrandServer implements AutoCloseable {
                     "invalid name in path '" + rawPath + "': names cannot contain '/', '\\', NUL or dot segments");
         }
         return StrandException.notFound("no route for " + method + " " + path);
+    }
+
+    private Number coldStat(String name) {
+        return logs.coldStats().get(name) instanceof Number n ? n : 0;
     }
 
     /** The cold store named by {@code --cold} (default: a directory under the data dir). */

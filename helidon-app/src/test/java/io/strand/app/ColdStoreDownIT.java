@@ -116,6 +116,8 @@ class ColdStoreDownIT {
             System.out.printf("ColdStoreDownIT: hot part %d entries at the end of the outage; backlog rolled %.1f s after the store returned; %s%n",
                     hotDuring, (System.nanoTime() - restored) / 1e9, after);
             assertTrue(after.get("node").get("rollFailures").asLong() > 0, "the roller saw the outage: " + after);
+            Http.Reply metrics = http.get("/observe/metrics");
+            assertTrue(metrics.body().contains("strand_cold_roll_failures"), "roll failures are a metric too");
 
             appending.set(false);
             appender.join();
