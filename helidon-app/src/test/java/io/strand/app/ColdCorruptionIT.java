@@ -56,7 +56,7 @@ class ColdCorruptionIT {
             // is served from memory (keyed by the segment's SHA-256), never re-read from the damaged file.
             List<Segment> coldOnly = segments().stream().filter(s -> s.last() < hotStoredFirst).toList();
             Segment flipped = coldOnly.get(1);
-            Segment truncated = coldOnly.get(2);
+            Segment truncated = coldOnly.get(3); // not adjacent: a page may start in the intact segment before it
             flipByte(flipped.file(), SegmentWriter.HEADER_SIZE + 9); // inside block 0's zstd frame
             try (RandomAccessFile f = new RandomAccessFile(truncated.file().toFile(), "rw")) {
                 f.setLength(f.length() / 2);
