@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.coldtier.S3ProxyFixture;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 
@@ -31,15 +29,11 @@ public final class ColdLogs {
     /**
      * The server's S3 client finds credentials through the SDK's default chain; its first link is
      * the {@code aws.accessKeyId}/{@code aws.secretAccessKey} system properties, which this sets to
-     * the fixture's keys (child servers get the same as {@code -D} flags, see {@link #s3JvmProps}).
+     * the fixture's keys (a child server would get the same as {@code -D} flags).
      */
     public static void useFixtureCredentials() {
         System.setProperty("aws.accessKeyId", S3ProxyFixture.ACCESS_KEY);
         System.setProperty("aws.secretAccessKey", S3ProxyFixture.SECRET_KEY);
-    }
-
-    public static List<String> s3JvmProps() {
-        return List.of("-Daws.accessKeyId=" + S3ProxyFixture.ACCESS_KEY, "-Daws.secretAccessKey=" + S3ProxyFixture.SECRET_KEY);
     }
 
     /** Adds the settings for {@code s3://bucket/prefix} on the fixture. */
