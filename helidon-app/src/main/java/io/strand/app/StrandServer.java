@@ -139,7 +139,7 @@ public final class StrandServer implements AutoCloseable {
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
         routing.addFilter(new AuthFilter(s.authenticator))
-                .register("/v1", new ColdHttp(s.logs, io))
+                .register("/v1", new ColdHttp(s.logs, io, s.audit))
                 .register("/v1", new DocsHttp(s.docApi, io))
                 .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit))
                 .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))

@@ -34,7 +34,7 @@ class ColdCrashIT {
     private static final int HOT_MAX = 2_000;
     private static final int BATCH = 100;
     private static final List<String> ARGS = List.of("--durability", "os", "--hot-max-entries", String.valueOf(HOT_MAX),
-            "--hot-roll-cycle", "secondly");
+            "--hot-roll-cycle", "secondly", "--auth", "false");
 
     @TempDir
     Path dir;

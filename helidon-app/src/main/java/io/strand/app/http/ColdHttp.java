@@ -11,6 +11,8 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.LogRequests;
+import io.strand.app.audit.AuditLog;
+import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.coldtier.ColdLog;
 import io.strand.coldtier.ColdStore;
@@ -22,6 +24,7 @@ import io.strand.core.StrandException;
 import io.strand.logtier.LogStore;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * Cold-tier operations per log for {@code strand cold status|roll|compact|verify} (admin scope):
@@ -30,10 +33,18 @@ import java.time.Instant;
 public final class ColdHttp implements HttpService {
     private final LogStore logs;
     private final HttpIo io;
+    private final AuditLog audit;
 
-    public ColdHttp(LogStore logs, HttpIo io) {
+    public ColdHttp(LogStore logs, HttpIo io, AuditLog audit) {
         this.logs = logs;
         this.io = io;
+        this.audit = audit;
+    }
+
+    /** Admin actions that change the cold tier go to the audit log before the reply. */
+    private void audited(ServerRequest req, ColdLog cold, String action, Map<String, ?> details) {
+        Principal who = req.context().get(Principal.class).orElseThrow();
+        audit.record(who, action, "log:" + cold.ws() + "/" + cold.log(), details);
     }
 
     @Override
@@ -76,6 +87,7 @@ public final class ColdHttp implements HttpService {
     private void roll(ServerRequest req, ServerResponse res) {
         ColdLog cold = cold(req, Scope.ADMIN);
         long rolled = logs.rollNow(cold.ws(), cold.log());
+        audited(req, cold, "cold.roll", Map.of("rolledEntries", rolled));
         HttpIo.ok(res, Json.MAPPER.createObjectNode().put("rolledEntries", rolled).put("coldLastSeq", cold.lastSeq()));
     }
 
@@ -87,6 +99,8 @@ public final class ColdHttp implements HttpService {
         Compactor.Report report = cold.compact(target == null ? 64L << 20 : target,
                 grace == null ? Duration.ofMinutes(10) : Duration.ofSeconds(grace));
         int collected = cold.collectGarbage(Instant.now());
+        audited(req, cold, "cold.compact", Map.of("segmentsBefore", report.segmentsBefore(),
+                "segmentsAfter", report.segmentsAfter(), "garbageCollected", collected));
         ObjectNode out = (ObjectNode) Json.MAPPER.valueToTree(report);
         out.put("garbageCollectedNow", collected);
         HttpIo.ok(res, out);
@@ -117,6 +131,7 @@ public final class ColdHttp implements HttpService {
         ColdLog cold = cold(req, Scope.ADMIN);
         String minAge = HttpIo.param(req, "minAgeSeconds");
         int deleted = minAge == null ? cold.deleteOrphans() : cold.deleteOrphans(Duration.ofSeconds(Long.parseLong(minAge)));
+        audited(req, cold, "cold.deleteOrphans", Map.of("deleted", deleted));
         HttpIo.ok(res, Json.MAPPER.createObjectNode().put("deleted", deleted));
     }
 }
