@@ -12,17 +12,13 @@ import java.net.http.WebSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.LongFunction;
 
 /**
@@ -79,7 +75,7 @@ final class ColdBenchmarks implements AutoCloseable {
         r.unit = "entries";
         int total = scale(100_000);
         String log = "cold-pages";
-        try (Socket s = socket()) {
+        try (StrandSocket s = socket()) {
             preload(s, log, total, i -> PAYLOAD);
             makeCold(log, total);
             Pass cold = pages(s, log, total, r);
@@ -99,12 +95,12 @@ final class ColdBenchmarks implements AutoCloseable {
         r.unit = "entries";
         int total = scale(100_000);
         String log = "cold-replay";
-        try (Socket w = socket()) {
+        try (StrandSocket w = socket()) {
             preload(w, log, total, i -> PAYLOAD);
         }
         makeCold(log, total);
         JsonNode before = status(log).path("node");
-        try (Socket s = socket()) {
+        try (StrandSocket s = socket()) {
             AtomicLong received = new AtomicLong();
             CompletableFuture<Long> done = new CompletableFuture<>();
             AtomicLong lastFrame = new AtomicLong();
@@ -138,7 +134,7 @@ final class ColdBenchmarks implements AutoCloseable {
         r.unit = "entries";
         int total = scale(200_000);
         String log = "roll";
-        try (Socket s = socket()) {
+        try (StrandSocket s = socket()) {
             preload(s, log, total, i -> randomPayloads[(int) (i % randomPayloads.length)]);
         }
         long rawBytes = http("GET", "/v1/ws/bench/logs/" + log, null).path("bytes").asLong();
@@ -162,7 +158,7 @@ final class ColdBenchmarks implements AutoCloseable {
         int segments = scale(100);
         int perSegment = 2_000;
         String log = "compact";
-        try (Socket s = socket()) {
+        try (StrandSocket s = socket()) {
             for (int i = 0; i < segments; i++) {
                 int base = i * perSegment;
                 preload(s, log, perSegment, k -> randomPayloads[(int) ((base + k) % randomPayloads.length)]);
@@ -194,7 +190,7 @@ final class ColdBenchmarks implements AutoCloseable {
     }
 
     /** Pages of 100 over seqs 1..total through the WebSocket read op; latency per page into {@code r} when given. */
-    private Pass pages(Socket s, String log, int total, BenchReport r) throws Exception {
+    private Pass pages(StrandSocket s, String log, int total, BenchReport r) throws Exception {
         JsonNode before = status(log).path("node");
         long start = System.nanoTime();
         long next = 1;
@@ -239,7 +235,7 @@ final class ColdBenchmarks implements AutoCloseable {
     }
 
     /** Fills {@code log} with {@code n} entries in batches of up to 1,000, 8 in flight (not measured). */
-    private static void preload(Socket s, String log, int n, LongFunction<String> payload) throws InterruptedException {
+    private static void preload(StrandSocket s, String log, int n, LongFunction<String> payload) throws InterruptedException {
         Semaphore window = new Semaphore(8);
         int batches = (n + 999) / 1000;
         CountDownLatch done = new CountDownLatch(batches);
@@ -287,8 +283,8 @@ final class ColdBenchmarks implements AutoCloseable {
         return Math.round(bytes / 1048576.0 * 10) / 10.0;
     }
 
-    private Socket socket() throws IOException {
-        return new Socket(url().replace("http://", "ws://") + "/v1/ws/bench/socket");
+    private StrandSocket socket() throws IOException {
+        return new StrandSocket(url().replace("http://", "ws://") + "/v1/ws/bench/socket", null);
     }
 
     @Override
@@ -296,70 +292,6 @@ final class ColdBenchmarks implements AutoCloseable {
         if (server != null) {
             server.close();
             BenchCommand.deleteTree(data);
-        }
-    }
-
-    /** A WebSocket with replies matched to requests by id and pushed frames to a sink. */
-    private static final class Socket implements AutoCloseable {
-        private static final HttpClient CLIENT = HttpClient.newHttpClient();
-        private final WebSocket socket;
-        private final ConcurrentHashMap<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
-        private final AtomicLong ids = new AtomicLong();
-        private final StringBuilder partial = new StringBuilder();
-        private volatile Consumer<JsonNode> pushed = f -> { };
-
-        Socket(String url) {
-            socket = CLIENT.newWebSocketBuilder().buildAsync(URI.create(url), new WebSocket.Listener() {
-                @Override
-                public void onOpen(WebSocket ws) {
-                    ws.request(Long.MAX_VALUE);
-                }
-
-                @Override
-                public CompletionStage<?> onText(WebSocket ws, CharSequence text, boolean last) {
-                    partial.append(text);
-                    if (last) {
-                        JsonNode f = Json.parse(partial.toString());
-                        partial.setLength(0);
-                        JsonNode id = f.get("id");
-                        CompletableFuture<JsonNode> reply = id == null || id.isNull() ? null : pending.remove(id.asLong());
-                        if (reply != null) {
-                            reply.complete(f);
-                        } else {
-                            pushed.accept(f);
-                        }
-                    }
-                    return null;
-                }
-
-                @Override
-                public void onError(WebSocket ws, Throwable error) {
-                    new ArrayList<>(pending.values()).forEach(p -> p.completeExceptionally(error));
-                }
-            }).join();
-        }
-
-        void onPush(Consumer<JsonNode> sink) {
-            pushed = sink;
-        }
-
-        CompletableFuture<JsonNode> call(String op, String fields) {
-            long id = ids.incrementAndGet();
-            CompletableFuture<JsonNode> reply = new CompletableFuture<>();
-            pending.put(id, reply);
-            synchronized (socket) {
-                socket.sendText("{\"id\":" + id + ",\"op\":\"" + op + "\"," + fields + "}", true).join();
-            }
-            return reply;
-        }
-
-        @Override
-        public void close() {
-            try {
-                socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").join();
-            } catch (RuntimeException e) {
-                socket.abort();
-            }
         }
     }
 }

@@ -3,16 +3,7 @@ package io.strand.tools;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.ServerConfig;
 import io.strand.core.Json;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -47,112 +38,46 @@ final class ColdCommand implements Runnable {
      * {@code -w}/{@code STRAND_WS}, {@code --log}, {@code --json}. A picocli mixin.
      */
     static final class Target {
-        private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-
         @CommandLine.Spec(CommandLine.Spec.Target.MIXEE)
         CommandLine.Model.CommandSpec command;
 
-        @Option(names = "--url", defaultValue = "${env:STRAND_URL:-http://127.0.0.1:8080}",
-                description = "Server URL (env STRAND_URL; default ${DEFAULT-VALUE}).")
-        String url;
-
-        @Option(names = "--token", defaultValue = "${env:STRAND_TOKEN}",
-                description = "Bearer token with admin scope (env STRAND_TOKEN; default: the root token in the data dir).")
-        String token;
-
-        @Option(names = "--data", defaultValue = "${env:STRAND_DATA:-./data}",
-                description = "Data dir whose root.token is used when no token is given (env STRAND_DATA; default ${DEFAULT-VALUE}).")
-        Path data;
-
-        @Option(names = {"-w", "--ws"}, defaultValue = "${env:STRAND_WS:-default}",
-                description = "Workspace (env STRAND_WS; default ${DEFAULT-VALUE}).")
-        String ws;
+        @Mixin
+        ClientOptions client;
 
         @Option(names = "--log", required = true, description = "The log.")
         String log;
 
-        @Option(names = "--json", description = "Print the server's JSON reply instead of text.")
-        boolean json;
+        boolean json() {
+            return client.json;
+        }
 
         PrintWriter out() {
-            return command.commandLine().getOut();
+            return client.out();
         }
 
         String path(String suffix) {
-            return "/v1/ws/" + segment(ws) + "/logs/" + segment(log) + "/cold" + suffix;
+            return client.wsPath() + "/logs/" + StrandClient.segment(log) + "/cold" + suffix;
         }
 
         String name() {
-            return ws + "/" + log;
+            return client.ws + "/" + log;
+        }
+
+        /** Verify and compaction of a big log take a while: no 60 s request timeout here. */
+        private StrandClient http() {
+            return new StrandClient(client.url, client.token(), Duration.ofHours(1));
         }
 
         JsonNode get(String suffix) {
-            return send(request(suffix).GET());
+            return http().get(path(suffix));
         }
 
-        JsonNode post(String suffix, String body) {
-            return send(request(suffix).POST(HttpRequest.BodyPublishers.ofString(body)));
+        JsonNode post(String suffix, JsonNode body) {
+            return http().post(path(suffix), body);
         }
 
         JsonNode delete(String suffix) {
-            return send(request(suffix).DELETE());
-        }
-
-        private HttpRequest.Builder request(String suffix) {
-            String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
-            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path(suffix)))
-                    .timeout(Duration.ofHours(1)) // verify and compaction of a big log take a while
-                    .header("Content-Type", "application/json")
-                    .header("Accept", "application/json");
-            String t = token();
-            if (t != null) {
-                b.header("Authorization", "Bearer " + t);
-            }
-            return b;
-        }
-
-        private String token() {
-            if (token != null && !token.isBlank()) {
-                return token.strip();
-            }
-            Path file = data.resolve("root.token");
-            try {
-                if (Files.isReadable(file)) {
-                    String t = Files.readString(file, StandardCharsets.US_ASCII).strip();
-                    return t.isEmpty() ? null : t;
-                }
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot read " + file + ": " + e.getMessage(), e);
-            }
-            return null;
-        }
-
-        /** The reply's JSON, or an exception naming the server's error code and message (exit 1). */
-        private JsonNode send(HttpRequest.Builder b) {
-            HttpResponse<String> r;
-            try {
-                r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            } catch (IOException e) {
-                throw new IllegalStateException("unreachable: cannot reach " + url + " (" + e.getClass().getSimpleName()
-                        + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-            JsonNode body = null;
-            try {
-                body = r.body().isBlank() ? Json.MAPPER.createObjectNode() : Json.parse(r.body());
-            } catch (RuntimeException notJson) {
-                // reported below
-            }
-            if (r.statusCode() / 100 == 2 && body != null) {
-                return body;
-            }
-            if (body != null && body.path("error").has("code")) {
-                throw new IllegalStateException(body.path("error").path("code").asText() + ": "
-                        + body.path("error").path("message").asText() + " (HTTP " + r.statusCode() + ")");
-            }
-            throw new IllegalStateException("HTTP " + r.statusCode() + ": " + r.body().strip());
+            return http().delete(path(suffix));
         }
 
         /** Runs one request, showing elapsed time on an interactive terminal meanwhile. */
@@ -188,9 +113,6 @@ final class ColdCommand implements Runnable {
             }
         }
 
-        static String segment(String name) {
-            return URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");
-        }
     }
 
     static String n(long value) {
@@ -219,7 +141,7 @@ final class ColdCommand implements Runnable {
         public Integer call() {
             JsonNode s = target.get("");
             PrintWriter out = target.out();
-            if (target.json) {
+            if (target.json()) {
                 out.println(Json.string(s));
                 out.flush();
                 return 0;
@@ -260,9 +182,9 @@ final class ColdCommand implements Runnable {
 
         @Override
         public Integer call() {
-            JsonNode r = target.withProgress("rolling " + target.name(), () -> target.post("/roll", ""));
+            JsonNode r = target.withProgress("rolling " + target.name(), () -> target.post("/roll", Json.MAPPER.createObjectNode()));
             PrintWriter out = target.out();
-            if (target.json) {
+            if (target.json()) {
                 out.println(Json.string(r));
             } else {
                 out.println("rolled " + n(r.path("rolledEntries").asLong()) + " entries of " + target.name()
@@ -303,9 +225,9 @@ final class ColdCommand implements Runnable {
                 }
                 body.put("graceSeconds", d.toSeconds());
             }
-            JsonNode r = target.withProgress("compacting " + target.name(), () -> target.post("/compact", Json.string(body)));
+            JsonNode r = target.withProgress("compacting " + target.name(), () -> target.post("/compact", body));
             PrintWriter out = target.out();
-            if (target.json) {
+            if (target.json()) {
                 out.println(Json.string(r));
             } else {
                 out.println(target.name() + ": " + n(r.path("segmentsBefore").asLong()) + " → " + n(r.path("segmentsAfter").asLong())
@@ -343,13 +265,13 @@ final class ColdCommand implements Runnable {
                     throw new CommandLine.ParameterException(target.command.commandLine(), "--min-age: " + e.getMessage());
                 }
                 JsonNode d = target.delete("/orphans?minAgeSeconds=" + seconds);
-                if (!target.json) {
+                if (!target.json()) {
                     out.println("deleted " + n(d.path("deleted").asLong()) + " orphans older than " + minAge);
                 }
             }
             JsonNode r = target.withProgress("verifying " + target.name(), () -> target.get("/verify"));
             boolean ok = r.path("ok").asBoolean();
-            if (target.json) {
+            if (target.json()) {
                 out.println(Json.string(r));
                 out.flush();
                 return ok ? 0 : 1;

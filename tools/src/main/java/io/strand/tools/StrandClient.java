@@ -22,9 +22,16 @@ final class StrandClient {
     private final String base;
     private final String token;
 
+    private final Duration timeout;
+
     StrandClient(String baseUrl, String token) {
+        this(baseUrl, token, Duration.ofSeconds(60));
+    }
+
+    StrandClient(String baseUrl, String token, Duration timeout) {
         this.base = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
         this.token = token;
+        this.timeout = timeout;
     }
 
     String token() {
@@ -59,7 +66,7 @@ final class StrandClient {
 
     private HttpRequest.Builder request(String path) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
-                .timeout(Duration.ofSeconds(60))
+                .timeout(timeout)
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json");
         if (token != null) {
