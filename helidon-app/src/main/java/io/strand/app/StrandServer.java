@@ -101,7 +101,7 @@ public final class StrandServer implements AutoCloseable {
                 .addFeature(ObserveFeature.just(HealthObserver.create(), MetricsObserver.create()))
                 .addProtocol(WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build())
                 .routing(r -> routing(r, this))
-                .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext)))
+                .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
     }
 

@@ -30,15 +30,15 @@ import org.junit.jupiter.api.io.TempDir;
  * cold entries that are not cached answers {@code 503 cold_unavailable}, and once the store is back
  * the backlog rolls by itself and verifies.
  *
- * <p>The outage lasts {@value #OUTAGE_SECONDS} s rather than the ~30 s of the reliability list, to
- * keep the suite CI-sized; appends run at about 2,000 entries/s through all of it.
+ * <p>The outage lasts {@value #OUTAGE_SECONDS} s, as the issue asks; appends run at about 2,000
+ * entries/s through all of it.
  */
-@Timeout(120)
+@Timeout(180)
 class ColdStoreDownIT {
     private static final String WS = "down";
     private static final String LOG = "l";
     private static final int HOT_MAX = 2_000;
-    private static final int OUTAGE_SECONDS = 10;
+    private static final int OUTAGE_SECONDS = 30;
 
     @TempDir
     Path dir;

@@ -314,6 +314,8 @@ class SocketIT {
             assertEquals(0, c.reply(read, 5_000).get("head").asLong());
         }
         assertEquals(1009, RawSocket.closeCodeAfterOversizeFrame(server.wsUrl("acme"), 1100 * 1024));
+        assertEquals(1009, RawSocket.closeCodeAfterFragments(server.wsUrl("acme"), 600 * 1024, 2),
+                "fragments that add up past the limit");
         try (WsClient other = WsClient.connect(server.wsUrl("acme"))) {
             assertTrue(other.reply(other.request("ping", ""), 5_000).get("ok").asBoolean());
         }

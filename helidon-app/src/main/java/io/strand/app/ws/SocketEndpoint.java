@@ -51,6 +51,8 @@ public final class SocketEndpoint implements WsListener {
     private final ConcurrentHashMap<String, Subscription> subscriptions = new ConcurrentHashMap<>();
     private final AtomicLong subCounter = new AtomicLong();
     private final StringBuilder partial = new StringBuilder();
+    private final int maxMessageBytes;
+    private long partialBytes;
     private String ws;
     private Principal principal;
     private SocketWriter out;
@@ -77,6 +79,12 @@ public final class SocketEndpoint implements WsListener {
     }
 
     public SocketEndpoint(SocketContext ctx) {
+        this(ctx, 1 << 20);
+    }
+
+    /** @param maxMessageBytes the WebSocket message limit, also for messages sent as several fragments */
+    public SocketEndpoint(SocketContext ctx, int maxMessageBytes) {
+        this.maxMessageBytes = maxMessageBytes;
         this.ctx = ctx;
     }
 
@@ -166,12 +174,25 @@ public final class SocketEndpoint implements WsListener {
     public void onMessage(WsSession session, String text, boolean last) {
         if (!last) {
             partial.append(text);
+            partialBytes += utf8Length(text);
+            if (partialBytes > maxMessageBytes) { // Helidon limits each frame; fragments must not add up past it
+                partial.setLength(0);
+                partialBytes = 0;
+                out.close(io.helidon.websocket.WsCloseCodes.TOO_BIG, "message exceeds " + maxMessageBytes + " bytes");
+            }
             return;
         }
         String frame = text;
+        if (!partial.isEmpty() && partialBytes + utf8Length(text) > maxMessageBytes) {
+            partial.setLength(0);
+            partialBytes = 0;
+            out.close(io.helidon.websocket.WsCloseCodes.TOO_BIG, "message exceeds " + maxMessageBytes + " bytes");
+            return;
+        }
         if (!partial.isEmpty()) {
             frame = partial.append(text).toString();
             partial.setLength(0);
+            partialBytes = 0;
         }
         handle(frame);
     }
@@ -201,6 +222,15 @@ public final class SocketEndpoint implements WsListener {
             counted = false;
             ctx.connections().get(ws).decrementAndGet();
         }
+    }
+
+    private static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            n += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate(c) ? 2 : 3;
+        }
+        return n;
     }
 
     private void handle(String text) {

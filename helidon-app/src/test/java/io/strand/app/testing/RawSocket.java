@@ -83,4 +83,48 @@ public final class RawSocket {
             return in.readUnsignedShort();
         }
     }
+
+    /** Sends {@code fragments} text fragments of {@code size} bytes each (each under the frame limit) and returns the close code. */
+    public static int closeCodeAfterFragments(String wsUrl, int size, int fragments) throws IOException {
+        URI uri = URI.create(wsUrl);
+        try (Socket s = new Socket(uri.getHost(), uri.getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            String key = Base64.getEncoder().encodeToString("0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
+            out.write(("GET " + uri.getPath() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
+                    + "\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            StringBuilder headers = new StringBuilder();
+            while (!headers.toString().endsWith("\r\n\r\n")) {
+                headers.append((char) in.readUnsignedByte());
+            }
+            byte[] payload = new byte[size];
+            java.util.Arrays.fill(payload, (byte) 'x');
+            try {
+                for (int f = 0; f < fragments; f++) {
+                    int opcode = f == 0 ? 0x1 : 0x0; // text, then continuation
+                    boolean fin = f == fragments - 1;
+                    byte[] header = new byte[14];
+                    header[0] = (byte) ((fin ? 0x80 : 0) | opcode);
+                    header[1] = (byte) (0x80 | 127);
+                    for (int i = 0; i < 8; i++) {
+                        header[2 + i] = (byte) ((long) size >>> (56 - 8 * i));
+                    }
+                    out.write(header); // mask key 0: payload goes as is
+                    out.write(payload);
+                    out.flush();
+                }
+            } catch (IOException closedWhileSending) {
+                // the server may close before the last fragment; its close frame is still readable
+            }
+            int b0 = in.readUnsignedByte();
+            int len = in.readUnsignedByte() & 0x7f;
+            if ((b0 & 0x0f) != 0x8 || len < 2) {
+                throw new IOException("expected a close frame, got opcode " + (b0 & 0x0f));
+            }
+            return in.readUnsignedShort();
+        }
+    }
 }
