@@ -175,6 +175,7 @@ public final class LogStore implements AutoCloseable {
         ColdTier tier = coldTier;
         if (tier != null) {
             tier.deleteLog(ws, name);
+            roller.forget(ws, name);
         }
         return existed;
     }

@@ -38,6 +38,8 @@ final class Roller implements AutoCloseable {
     private final LinkedHashSet<String> candidates = new LinkedHashSet<>();
     private final Map<String, Long> retryAt = new ConcurrentHashMap<>();
     private final Map<String, Integer> failures = new ConcurrentHashMap<>();
+    private final Map<String, Known> known = new ConcurrentHashMap<>();
+    private static final long AGE_CHECK_NANOS = 10_000_000_000L;
     private final Thread thread;
     private volatile boolean running = true;
     final AtomicLong rolls = new AtomicLong();
@@ -56,7 +58,25 @@ final class Roller implements AutoCloseable {
 
     /** After an append or open: queue a check of the log (deduplicated; the check itself runs on the roller). */
     void afterAppend(String ws, String name, long head) {
-        request(ws, name);
+        String key = ws + '/' + name;
+        Known k = known.get(key);
+        long now = System.nanoTime();
+        // Runs on the writer thread after every ack: decide from what the roller last saw, no I/O.
+        // Past the entry threshold (or the byte estimate) a check is due now; age only needs a look
+        // every AGE_CHECK_NANOS.
+        if (k == null || head - k.coldLast > threshold.maxEntries()
+                || (head - k.coldLast) * k.avgEntryBytes > threshold.maxBytes() || now - k.checkedAt > AGE_CHECK_NANOS) {
+            request(ws, name);
+        }
+    }
+
+    /** What the last check of a log saw: its cold last seq, average entry size and when it looked. */
+    private record Known(long coldLast, double avgEntryBytes, long checkedAt) {
+    }
+
+    /** Forgets what was seen of a deleted log. */
+    void forget(String ws, String name) {
+        known.remove(ws + '/' + name);
     }
 
     /** Queues a log for a roll check (also used by {@code strand cold roll}). */
@@ -151,6 +171,8 @@ final class Roller implements AutoCloseable {
                 coldLast = segEnd;
                 rolls.incrementAndGet();
             }
+            long bytes = log.info().bytes();
+            known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime()));
             if (rolled > 0) {
                 rolledEntries.addAndGet(rolled);
                 long keepFrom = coldLast + 1;

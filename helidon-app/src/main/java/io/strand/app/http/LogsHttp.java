@@ -65,7 +65,7 @@ public final class LogsHttp implements HttpService {
         require(req, ws, Scope.RW);
         AppendRequest append = LogRequests.append(io.json(req));
         AppendResult result = metrics.timeAppend(append, logs.append(ws, log, append)).join();
-        HttpIo.send(res, 200, Json.bytes(Replies.append(result)));
+        HttpIo.send(res, 200, Replies.appendJson(result));
     }
 
     private void read(ServerRequest req, ServerResponse res) {

@@ -1,7 +1,5 @@
 package io.strand.app.http;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.strand.core.Json;
 import io.strand.logtier.AppendResult;
 
 /** Reply bodies that HTTP and WebSocket share (the socket adds id and ok). */
@@ -9,15 +7,9 @@ public final class Replies {
     private Replies() {
     }
 
-    public static ObjectNode append(AppendResult r) {
-        ObjectNode body = Json.MAPPER.createObjectNode();
-        body.put("firstSeq", r.firstSeq());
-        body.put("lastSeq", r.lastSeq());
-        body.put("ts", r.ts());
-        body.put("durable", r.durable());
-        if (r.duplicate()) {
-            body.put("duplicate", true);
-        }
-        return body;
+    /** The append ack as JSON text, built directly: it is on every append's path. */
+    public static String appendJson(AppendResult r) {
+        return "{\"firstSeq\":" + r.firstSeq() + ",\"lastSeq\":" + r.lastSeq() + ",\"ts\":" + r.ts()
+                + ",\"durable\":\"" + r.durable() + "\"" + (r.duplicate() ? ",\"duplicate\":true}" : "}");
     }
 }

@@ -272,7 +272,15 @@ public final class SocketEndpoint implements WsListener {
                 principal.require(ws, Scope.RW);
                 String log = logName(req);
                 AppendRequest append = LogRequests.append(req);
-                complete(id, ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).thenApply(Replies::append));
+                String idJson = id.toString();
+                ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).whenCompleteAsync((r, t) -> {
+                    if (t != null) {
+                        reply(id, ApiErrors.classify(t));
+                    } else {
+                        String ack = Replies.appendJson(r); // "{…}" → merged into the reply object
+                        out.send("{\"id\":" + idJson + ",\"ok\":true," + ack.substring(1));
+                    }
+                }, REPLIES);
             }
             case "read" -> {
                 principal.require(ws, Scope.READ);
