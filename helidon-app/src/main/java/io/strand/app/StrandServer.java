@@ -76,6 +76,8 @@ public final class StrandServer implements AutoCloseable {
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
+        metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
+                () -> docs.config().maxEntries());
         SocketEndpoint.DocOps docOps = (op, ws, frame, who) -> {
             if (!op.startsWith("doc.")) {
                 throw new io.strand.core.StrandException(io.strand.core.ErrorCode.UNKNOWN_OP,
