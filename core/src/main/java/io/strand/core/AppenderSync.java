@@ -3,7 +3,6 @@ package io.strand.core;
 import java.io.File;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import net.openhft.chronicle.queue.ExcerptAppender;
@@ -45,7 +44,7 @@ public final class AppenderSync implements AutoCloseable {
                 file = current;
                 firstPosition = -1;
                 chunk = MIN_CHUNK;
-                forceDirectory(current.toPath().getParent());
+                DurableFiles.fsyncDirectory(current.toPath().getParent());
             }
             preallocate(appender.wire().bytes().writePosition());
             channel.force(false);
@@ -80,13 +79,6 @@ public final class AppenderSync implements AutoCloseable {
         }
         preallocatedTo = to;
         chunk = Math.min(MAX_CHUNK, chunk * 2);
-    }
-
-    /** fsync of a directory, so a new or renamed entry in it survives power loss. */
-    public static void forceDirectory(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        }
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.strand.docstore;
 
+import io.strand.core.DurableFiles;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,7 @@
 package io.strand.docstore;
 
+import io.strand.core.DurableFiles;
+
 import io.strand.core.AppenderSync;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;

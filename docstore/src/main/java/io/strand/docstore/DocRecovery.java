@@ -1,5 +1,7 @@
 package io.strand.docstore;
 
+import io.strand.core.DurableFiles;
+
 import static io.strand.docstore.DocStore.CHECKPOINT_FILE;
 import static io.strand.docstore.DocStore.MAP_FILE;
 import static io.strand.docstore.DocStore.SNAPSHOT_FILE;

@@ -1,5 +1,7 @@
 package io.strand.docstore;
 
+import io.strand.core.DurableFiles;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -3,16 +3,15 @@ package io.strand.logtier;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.core.DurableFiles;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
 import java.io.IOException;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -128,19 +127,7 @@ final class Log implements AutoCloseable {
     }
 
     static void writeAtomically(Path target, byte[] content, boolean force) throws IOException {
-        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
-        try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.TRUNCATE_EXISTING, java.nio.file.StandardOpenOption.WRITE)) {
-            ch.write(java.nio.ByteBuffer.wrap(content));
-            if (force) {
-                ch.force(true);
-            }
-        }
-        try {
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-        }
+        DurableFiles.writeAtomically(target, content, force);
     }
 
     /** Appends on the writer thread; the caller's commit syncs the queue and publishes the head. */

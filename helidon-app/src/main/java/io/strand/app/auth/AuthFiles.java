@@ -1,14 +1,14 @@
 package io.strand.app.auth;
 
+import io.strand.core.DurableFiles;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
@@ -66,20 +66,7 @@ public final class AuthFiles {
         } catch (FileAlreadyExistsException e) {
             throw new IOException("another process is writing " + tmp, e);
         }
-        try {
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-        }
-        syncDirectory(dir);
-    }
-
-    static void syncDirectory(Path dir) {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        } catch (IOException | UnsupportedOperationException ignored) {
-            // some filesystems cannot open or force a directory; the rename itself is still atomic
-        }
+        DurableFiles.commit(tmp, file);
     }
 
     /** Owner-only permissions where the filesystem has POSIX permissions (elsewhere the directory's ACLs apply). */
