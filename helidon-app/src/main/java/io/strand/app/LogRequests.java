@@ -108,14 +108,7 @@ public final class LogRequests {
         if (given > 1) {
             throw StrandException.badRequest("give at most one of 'from', 'before', 'fromTime'");
         }
-        int limit = DEFAULT_LIMIT;
-        String l = param.apply("limit");
-        if (l != null) {
-            limit = (int) parseLong(l, "limit");
-            if (limit < 1 || limit > MAX_LIMIT) {
-                throw StrandException.badRequest("'limit' must be 1.." + MAX_LIMIT);
-            }
-        }
+        int limit = limit(param.apply("limit"));
         if (before != null) {
             long b = "end".equals(before) ? Long.MAX_VALUE : parseLong(before, "before");
             return new ReadSpec(null, b, null, limit);
@@ -124,6 +117,18 @@ public final class LogRequests {
             return new ReadSpec(null, null, parseTime(fromTime), limit);
         }
         return new ReadSpec(from == null ? 1L : parseLong(from, "from"), null, null, limit);
+    }
+
+    /** A page size: {@link #DEFAULT_LIMIT} when absent, else 1..{@link #MAX_LIMIT}. */
+    public static int limit(String text) {
+        if (text == null) {
+            return DEFAULT_LIMIT;
+        }
+        long limit = parseLong(text, "limit");
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw StrandException.badRequest("'limit' must be 1.." + MAX_LIMIT);
+        }
+        return (int) limit;
     }
 
     static long parseLong(String text, String field) {

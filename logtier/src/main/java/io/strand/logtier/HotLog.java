@@ -4,6 +4,7 @@ import io.strand.core.AppenderSync;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
+import io.strand.core.Writers;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,7 +25,7 @@ import net.openhft.chronicle.wire.DocumentContext;
  * log's writer (through {@link Log}); reads create their own tailer, so any thread may read.
  * The head is always recovered from the queue itself, never from a counter kept beside it.
  */
-final class HotLog implements AutoCloseable {
+final class HotLog implements AutoCloseable, Writers.Syncable {
     private final Path dir;
     private final SingleChronicleQueue queue;
     private final RollCycle rollCycle;
@@ -239,7 +240,8 @@ final class HotLog implements AutoCloseable {
     }
 
     /** Forces written excerpts to disk ({@link AppenderSync}). Writer thread only. */
-    void sync() {
+    @Override
+    public void sync() {
         if (appender != null) {
             durable.sync(appender);
         }

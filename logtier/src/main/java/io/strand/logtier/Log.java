@@ -162,7 +162,7 @@ final class Log implements AutoCloseable {
         if (appendedSinceSnapshot >= SNAPSHOT_EVERY) {
             snapshot();
         }
-        commit.touched(hot::sync);
+        commit.touched(hot); // the same object every time, so a group syncs this log once
         commit.afterDurable(() -> headSignal.publish(last));
         return new AppendResult(first, last, hot.lastTs(), durable, false);
     }
@@ -187,8 +187,7 @@ final class Log implements AutoCloseable {
         if (f == 0) {
             return head() + 1;
         }
-        long coldLast = hot.firstSeq() > 1 || cold != ColdPart.NONE ? safeColdLast() : 0;
-        return Math.max(f, coldLast + 1);
+        return Math.max(f, safeColdLast() + 1);
     }
 
     private long safeColdLast() {

@@ -37,14 +37,9 @@ public final class LogStore implements AutoCloseable {
     private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
     private final AtomicInteger openLogs = new AtomicInteger();
     private final ScheduledExecutorService reaper;
-    private volatile ColdAttacher coldAttacher = (ws, name) -> ColdPart.NONE;
     private volatile ColdTier coldTier;
     private volatile Roller roller;
 
-    /** Supplies the cold part of a log when it opens (set by the cold tier wiring). */
-    interface ColdAttacher {
-        ColdPart attach(String ws, String name);
-    }
 
     public LogStore(LogConfig config, Writers writers) {
         this.config = config;
@@ -62,14 +57,9 @@ public final class LogStore implements AutoCloseable {
         reaper.scheduleWithFixedDelay(this::closeIdle, 1, 1, TimeUnit.SECONDS);
     }
 
-    void coldAttacher(ColdAttacher attacher) {
-        this.coldAttacher = attacher;
-    }
-
     /** Tiers old entries of every log into {@code tier} past the configured hot threshold. Call once, before traffic. */
     public void enableColdTier(ColdTier tier) {
         this.coldTier = tier;
-        this.coldAttacher = tier::part;
         this.roller = new Roller(this, tier, config.hot());
     }
 
@@ -434,7 +424,8 @@ public final class LogStore implements AutoCloseable {
                     return null;
                 }
                 openLogs.incrementAndGet();
-                log.cold(coldAttacher.attach(ws, name));
+                ColdTier tier = coldTier;
+                log.cold(tier == null ? ColdPart.NONE : tier.part(ws, name));
                 warmCold(log);
                 if (create) {
                     names(ws).add(name);

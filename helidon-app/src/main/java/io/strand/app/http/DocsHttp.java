@@ -62,8 +62,8 @@ public final class DocsHttp implements HttpService {
     private void list(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
         principal(req, ws, Scope.READ);
-        LogRequests.ReadSpec spec = LogRequests.read(name -> "limit".equals(name) ? param(req, name) : null);
-        DocPage page = docs.store().list(ws, param(req, "after"), spec.limit());
+        int limit = LogRequests.limit(param(req, "limit"));
+        DocPage page = docs.store().list(ws, param(req, "after"), limit);
         ObjectNode body = Json.MAPPER.createObjectNode();
         page.docs().forEach(body.putArray("docs")::add);
         if (page.next() != null) {

@@ -112,13 +112,13 @@ public final class LogsHttp implements HttpService {
     private void list(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
         require(req, ws, Scope.READ);
-        LogRequests.ReadSpec spec = LogRequests.read(name -> "limit".equals(name) ? param(req, name) : null);
+        int limit = LogRequests.limit(param(req, "limit"));
         String after = param(req, "after");
-        var names = logs.list(ws, after, spec.limit());
+        var names = logs.list(ws, after, limit);
         var body = Json.MAPPER.createObjectNode();
         var arr = body.putArray("logs");
         names.forEach(arr::add);
-        if (names.size() == spec.limit()) {
+        if (names.size() == limit) {
             body.put("after", names.getLast());
         }
         HttpIo.ok(res, body);

@@ -31,7 +31,6 @@ import io.strand.logtier.LogStore;
 import io.strand.logtier.Page;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -172,23 +171,21 @@ public final class SocketEndpoint implements WsListener {
 
     @Override
     public void onMessage(WsSession session, String text, boolean last) {
-        if (!last) {
-            partial.append(text);
+        // Helidon limits each frame; the fragments of one message must not add up past the limit either.
+        if (!partial.isEmpty() || !last) {
             partialBytes += utf8Length(text);
-            if (partialBytes > maxMessageBytes) { // Helidon limits each frame; fragments must not add up past it
+            if (partialBytes > maxMessageBytes) {
                 partial.setLength(0);
                 partialBytes = 0;
-                out.close(io.helidon.websocket.WsCloseCodes.TOO_BIG, "message exceeds " + maxMessageBytes + " bytes");
+                out.close(WsCloseCodes.TOO_BIG, "message exceeds " + maxMessageBytes + " bytes");
+                return;
             }
+        }
+        if (!last) {
+            partial.append(text);
             return;
         }
         String frame = text;
-        if (!partial.isEmpty() && partialBytes + utf8Length(text) > maxMessageBytes) {
-            partial.setLength(0);
-            partialBytes = 0;
-            out.close(io.helidon.websocket.WsCloseCodes.TOO_BIG, "message exceeds " + maxMessageBytes + " bytes");
-            return;
-        }
         if (!partial.isEmpty()) {
             frame = partial.append(text).toString();
             partial.setLength(0);
@@ -412,12 +409,5 @@ public final class SocketEndpoint implements WsListener {
 
     private void reply(JsonNode id, StrandException e) {
         out.send(ApiErrors.socketReply(id, e));
-    }
-
-    /** Close code for an over-size frame (the server enforces it through its frame limit). */
-    public static final int TOO_BIG = WsCloseCodes.TOO_BIG;
-
-    Map<String, Subscription> subscriptions() {
-        return subscriptions;
     }
 }

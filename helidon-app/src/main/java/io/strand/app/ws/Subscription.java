@@ -30,6 +30,8 @@ final class Subscription implements Runnable {
     /** Remaining credit when a window was asked for; Long.MAX_VALUE when unlimited. */
     private final AtomicLong credit;
     private volatile boolean active = true;
+    /** The resume cursor: the next seq to deliver. Only the subscription's own thread touches it. */
+    private long next;
 
     /** @param from a seq (Long) or the string "latest" */
     Subscription(String subId, JsonNode requestId, Object from, Long window, LogWatch watch, SocketWriter out,
@@ -67,17 +69,17 @@ final class Subscription implements Runnable {
         metrics.subscriberOpened();
         try {
             long head = watch.head();
-            long next = "latest".equals(startFrom) ? head + 1 : Math.max(1, (Long) startFrom);
+            next = "latest".equals(startFrom) ? head + 1 : Math.max(1, (Long) startFrom);
             String reply = "{\"id\":" + requestId + ",\"ok\":true,\"sub\":" + subJson + ",\"from\":" + next + ",\"head\":" + head + "}";
             if (!out.send(reply)) {
                 return;
             }
-            loop(next);
+            loop();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             if (active && out.isOpen()) {
-                out.send(frame("closed") + ",\"reason\":\"error: " + e.getClass().getSimpleName() + "\",\"next\":0}");
+                out.send(frame("closed") + ",\"reason\":\"error: " + e.getClass().getSimpleName() + "\",\"next\":" + next + "}");
             }
         } finally {
             watch.close();
@@ -86,7 +88,7 @@ final class Subscription implements Runnable {
         }
     }
 
-    private void loop(long next) throws InterruptedException {
+    private void loop() throws InterruptedException {
         boolean caughtUp = false;
         long started = System.nanoTime();
         long lastProgress = started;
