@@ -1,9 +1,7 @@
 package io.strand.core;
 
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -15,17 +13,13 @@ import java.util.function.LongConsumer;
  * exactly one writer and a future cross-object transaction has one place to run.
  *
  * <p>Group commit: each thread drains what is queued (up to {@code maxBatch} turns), runs the
- * turns, then syncs every {@link Syncable} they touched exactly once, then runs their
- * after-durable hooks, then completes their futures. Concurrent writers therefore share one
- * msync. Futures complete on the writer thread: chain follow-up work with the {@code *Async}
- * variants so it never blocks a writer.
+ * turns, then in {@code fsync} mode writes the records they logged to its {@link WriteAheadLog}
+ * lane in one durable write, then runs their after-durable hooks, then completes their futures.
+ * Concurrent writers therefore share one device flush, and a future log+doc transaction is one
+ * group's records. Futures complete on the writer thread: chain follow-up work with the
+ * {@code *Async} variants so it never blocks a writer.
  */
 public final class Writers implements AutoCloseable {
-
-    /** Something whose recent writes can be forced to disk (a queue appender, a journal). */
-    public interface Syncable {
-        void sync();
-    }
 
     /** Work run on an owner's writer thread. Validate before writing: a turn that throws must have written nothing. */
     @FunctionalInterface
@@ -35,12 +29,24 @@ public final class Writers implements AutoCloseable {
 
     /** What one group commit must do after its turns ran. Used only on the writer thread. */
     public static final class Commit {
-        private final Set<Syncable> toSync = new LinkedHashSet<>();
+        /** Null in {@code os} mode: nothing is logged, the page cache is the durability. */
+        private final WriteAheadLog.Batch records;
         private final List<Runnable> afterDurable = new ArrayList<>();
 
-        /** This turn wrote to {@code target}; sync it once before anyone is acknowledged. */
-        public void touched(Syncable target) {
-            toSync.add(target);
+        private Commit(WriteAheadLog.Batch records) {
+            this.records = records;
+        }
+
+        /** True when changes must be {@link #log logged} to be durable (so owners can skip encoding them otherwise). */
+        public boolean logging() {
+            return records != null;
+        }
+
+        /** Records a change this turn made, for replay after a crash; durable before anyone is acknowledged. */
+        public void log(byte type, byte[] payload) {
+            if (records != null) {
+                records.add(type, payload);
+            }
         }
 
         /** Runs after the batch is durable and before the futures complete (e.g. publish a new head). */
@@ -48,8 +54,20 @@ public final class Writers implements AutoCloseable {
             afterDurable.add(hook);
         }
 
+        private int mark() {
+            return records == null ? 0 : records.mark();
+        }
+
+        private void rollback(int mark) {
+            if (records != null) {
+                records.reset(mark);
+            }
+        }
+
         private void clear() {
-            toSync.clear();
+            if (records != null) {
+                records.clear();
+            }
             afterDurable.clear();
         }
     }
@@ -59,22 +77,29 @@ public final class Writers implements AutoCloseable {
 
     private final Worker[] workers;
     private final Durability durability;
+    private final WriteAheadLog wal;
     private final LongConsumer syncNanosObserver;
 
     /**
      * @param threads           number of writer threads (owners are spread over them by hash)
-     * @param durability        FSYNC syncs after each batch; OS skips the sync
-     * @param syncNanosObserver receives the duration of each group sync (for the commit-latency metric)
+     * @param durability        FSYNC writes each batch's records durably before acking; OS does not
+     * @param wal               where records go in FSYNC mode and what {@link #recover} replays (null: OS mode only)
+     * @param syncNanosObserver receives the duration of each durable group write (for the commit-latency metric)
      */
-    public Writers(String name, int threads, Durability durability, int maxBatch, LongConsumer syncNanosObserver) {
+    public Writers(String name, int threads, Durability durability, int maxBatch, WriteAheadLog wal, LongConsumer syncNanosObserver) {
         if (threads < 1 || maxBatch < 1) {
             throw new IllegalArgumentException("threads and maxBatch must be ≥ 1");
         }
+        if (durability == Durability.FSYNC && wal == null) {
+            throw new IllegalArgumentException("fsync durability needs a write-ahead log");
+        }
         this.durability = durability;
+        this.wal = wal;
         this.syncNanosObserver = syncNanosObserver;
         this.workers = new Worker[threads];
         for (int i = 0; i < threads; i++) {
-            workers[i] = new Worker(name + "-writer-" + i, maxBatch);
+            WriteAheadLog.Lane lane = durability == Durability.FSYNC ? wal.lane(i) : null;
+            workers[i] = new Worker(name + "-writer-" + i, maxBatch, lane);
             workers[i].thread.start();
         }
     }
@@ -83,6 +108,17 @@ public final class Writers implements AutoCloseable {
         return durability;
     }
 
+    /** Routes write-ahead records of {@code type} to {@code replayer} on start ({@link #recover}). */
+    public void onReplay(byte type, WriteAheadLog.Replayer replayer) {
+        if (wal != null) {
+            wal.register(type, replayer);
+        }
+    }
+
+    /** Replays what an unclean stop left in the write-ahead log; call once, before traffic. Returns records replayed. */
+    public long recover() {
+        return wal == null ? 0 : wal.recover();
+    }
     /** Queues {@code turn} on the writer that owns {@code owner}; never blocks. */
     public <T> CompletableFuture<T> submit(String owner, Turn<T> turn) {
         CompletableFuture<T> future = new CompletableFuture<>();
@@ -110,6 +146,9 @@ public final class Writers implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        if (wal != null) {
+            wal.close();
+        }
     }
 
     private static final class WriterThread extends Thread {
@@ -122,11 +161,13 @@ public final class Writers implements AutoCloseable {
     private final class Worker {
         private final LinkedBlockingQueue<Task<?>> queue = new LinkedBlockingQueue<>();
         private final int maxBatch;
+        private final WriteAheadLog.Lane lane;
         private final Thread thread;
         private volatile boolean running = true;
 
-        Worker(String name, int maxBatch) {
+        Worker(String name, int maxBatch, WriteAheadLog.Lane lane) {
             this.maxBatch = maxBatch;
+            this.lane = lane;
             this.thread = new WriterThread(this::loop, name);
         }
 
@@ -141,8 +182,8 @@ public final class Writers implements AutoCloseable {
 
         private void loop() {
             List<Task<?>> batch = new ArrayList<>(maxBatch);
-            List<Object> results = new ArrayList<>(maxBatch);
-            Commit commit = new Commit();
+            List<Outcome> results = new ArrayList<>(maxBatch);
+            Commit commit = new Commit(lane == null ? null : new WriteAheadLog.Batch());
             while (running || !queue.isEmpty()) {
                 try {
                     Task<?> first = running ? queue.take() : queue.poll();
@@ -155,9 +196,14 @@ public final class Writers implements AutoCloseable {
                 }
                 queue.drainTo(batch, maxBatch - 1);
                 for (Task<?> task : batch) {
-                    results.add(runTurn(task, commit));
+                    int mark = commit.mark();
+                    Outcome outcome = runTurn(task, commit);
+                    if (outcome.error != null) {
+                        commit.rollback(mark);
+                    }
+                    results.add(outcome);
                 }
-                Throwable syncFailure = syncAll(commit);
+                Throwable syncFailure = writeAhead(commit);
                 if (syncFailure == null) {
                     for (Runnable hook : commit.afterDurable) {
                         try {
@@ -176,7 +222,7 @@ public final class Writers implements AutoCloseable {
             }
         }
 
-        private Object runTurn(Task<?> task, Commit commit) {
+        private Outcome runTurn(Task<?> task, Commit commit) {
             try {
                 return new Outcome(task.turn().run(commit), null);
             } catch (Throwable t) {
@@ -184,15 +230,13 @@ public final class Writers implements AutoCloseable {
             }
         }
 
-        private Throwable syncAll(Commit commit) {
-            if (durability == Durability.OS || commit.toSync.isEmpty()) {
+        private Throwable writeAhead(Commit commit) {
+            if (lane == null || commit.records.isEmpty()) {
                 return null;
             }
             long start = System.nanoTime();
             try {
-                for (Syncable s : commit.toSync) {
-                    s.sync();
-                }
+                lane.write(commit.records.flip());
                 return null;
             } catch (Throwable t) {
                 return new StrandException(ErrorCode.UNAVAILABLE,
@@ -203,8 +247,7 @@ public final class Writers implements AutoCloseable {
         }
 
         @SuppressWarnings({"unchecked", "rawtypes"})
-        private void complete(Task task, Object result, Throwable syncFailure) {
-            Outcome outcome = (Outcome) result;
+        private void complete(Task task, Outcome outcome, Throwable syncFailure) {
             if (outcome.error != null) {
                 task.future().completeExceptionally(outcome.error);
             } else if (syncFailure != null) {

@@ -2,7 +2,6 @@ package io.strand.docstore;
 
 import io.strand.core.DurableFiles;
 
-import io.strand.core.AppenderSync;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.io.File;
@@ -15,7 +14,6 @@ import java.text.ParseException;
 import java.util.Map;
 import java.util.zip.CRC32C;
 import net.openhft.chronicle.bytes.Bytes;
-import net.openhft.chronicle.bytes.SyncMode;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.TailerDirection;
@@ -42,9 +40,9 @@ import net.openhft.chronicle.wire.DocumentContext;
  * 15+k+n    4     CRC32C of bytes 0 .. 15+k+n
  * </pre>
  * Commit point: Chronicle completes an excerpt's header after its body, so a kill mid-append leaves an
- * excerpt no reader returns. The change is acknowledged only after its writer thread's group
- * {@link Appender#sync()} (msync, {@code SyncMode.SYNC}), so every acknowledged change survives kill -9
- * and, in {@code fsync} mode, power loss. Replaying a record is idempotent (it carries the whole value), so
+ * excerpt no reader returns. The change is acknowledged only after its group's write-ahead records are
+ * durable ({@link io.strand.core.WriteAheadLog}, which holds the same bytes), so every acknowledged change
+ * survives kill -9 and, in {@code fsync} mode, power loss. Replaying a record is idempotent (it carries the whole value), so
  * replay may start at any index up to which the map view is known to be complete. A CRC mismatch is
  * reported as {@code corrupt}, never skipped.
  */
@@ -78,7 +76,6 @@ final class DocJournal implements AutoCloseable {
                 .rollCycle(config.journalRollCycle())
                 .blockSize(config.journalBlockSize())
                 .timeProvider(config.journalClock())
-                .syncMode(SyncMode.SYNC)
                 .build();
     }
 
@@ -235,85 +232,32 @@ final class DocJournal implements AutoCloseable {
     }
 
     /**
-     * Appends for one writer thread and forces its writes to disk once per group commit. Owned by that
-     * writer thread; {@link #close()} may come from the closing thread once the writer is idle.
+     * Appends for one writer thread. Owned by that writer thread; {@link #close()} may come from the
+     * closing thread once the writer is idle. Nothing is forced here: the write-ahead log holds each
+     * record until a checkpoint has synced the journal's pages.
      */
     final class Appender {
         private final ExcerptAppender appender;
-        private final AppenderSync durable = new AppenderSync();
-        /** The mapped chunk and cycle the oldest unsynced record went to (null = nothing unsynced). */
-        private Object firstStore;
-        private int firstCycle;
-        private boolean spansChunks;
 
         private Appender(ExcerptAppender appender) {
             this.appender = appender;
             appender.singleThreadedCheckDisabled(true);
         }
 
-        /** Appends one record (not yet durable) and returns its journal index. */
-        long append(Record record) {
-            byte[] bytes = encode(record);
-            Object store;
+        /** Appends one {@link #encode encoded} record (not yet durable) and returns its journal index. */
+        long append(byte[] encoded) {
             try (DocumentContext dc = appender.writingDocument()) {
                 try {
-                    Bytes<?> out = dc.wire().bytes();
-                    out.write(bytes);
-                    store = out.bytesStore();
+                    dc.wire().bytes().write(encoded);
                 } catch (RuntimeException | Error e) {
                     dc.rollbackOnClose();
                     throw e;
                 }
             }
-            int cycle = appender.cycle();
-            if (firstStore == null) {
-                firstStore = store;
-                firstCycle = cycle;
-            } else if (store != firstStore || cycle != firstCycle) {
-                spansChunks = true;
-            }
             return appender.lastIndexAppended();
         }
 
-        /**
-         * Forces every record appended since the last sync to disk: the current cycle file through
-         * {@link AppenderSync} (one fdatasync, cheaper than Chronicle's msync), and when the unsynced
-         * records began in an earlier cycle, those cycle files too.
-         */
-        void sync() {
-            if (firstStore == null) {
-                return;
-            }
-            if (spansChunks && firstCycle != appender.cycle()) {
-                forceCycles(firstCycle, appender.cycle() - 1);
-            }
-            durable.sync(appender); // fdatasync of the whole current cycle file, every chunk of it
-            firstStore = null;
-            spansChunks = false;
-        }
-
-        private void forceCycles(int from, int to) {
-            for (int c = from; c <= to; c++) {
-                SingleChronicleQueueStore store = queue.storeForCycle(c, queue.epoch(), false, null);
-                if (store == null) {
-                    continue;
-                }
-                try {
-                    File f = store.file();
-                    if (f != null) {
-                        DurableFiles.fsync(f.toPath());
-                    }
-                } catch (IOException e) {
-                    throw new StrandException(ErrorCode.UNAVAILABLE, "cannot fsync doc journal cycle " + c + ": "
-                            + e.getMessage(), Map.of(), e);
-                } finally {
-                    queue.closeStore(store);
-                }
-            }
-        }
-
         void close() {
-            durable.close();
             appender.close();
         }
     }

@@ -1,6 +1,7 @@
 package io.strand.docstore;
 
 import io.strand.core.DurableFiles;
+import io.strand.core.FileSystemSync;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
@@ -37,8 +38,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *
  * <p>Write path: the turn reads the doc (the writer's pending overlay first, then the map view), applies the
  * change to a private copy, validates size and capacity, appends the whole new value to the
- * {@link DocJournal}, and registers its writer thread's journal lane for the batch's group sync. After the
- * sync ({@link Writers.Commit#afterDurable}) the lane publishes the change to the {@link DocView} and the
+ * {@link DocJournal} and logs the same record to the group's write-ahead records. Once the group is
+ * durable ({@link Writers.Commit#afterDurable}) the lane publishes the change to the {@link DocView} and the
  * name index; then the future completes. Readers therefore never see a change that is not durable, and a
  * later turn in the same batch sees earlier turns' results through the overlay.
  *
@@ -58,6 +59,8 @@ public final class DocStore implements AutoCloseable {
     static final String MAP_FILE = "docs.cm3";
     static final String SNAPSHOT_FILE = "docs.snapshot";
     static final String CHECKPOINT_FILE = "docs.checkpoint";
+    /** Write-ahead record type: one {@link DocJournal} record (a doc's whole new value, or a tombstone). */
+    static final byte WAL_CHANGE = 3;
     static final String LOCK_FILE = "docstore.lock";
     /** Largest page of {@link #list}. */
     public static final int MAX_LIST_LIMIT = 1000;
@@ -142,6 +145,37 @@ public final class DocStore implements AutoCloseable {
         });
         long every = config.checkpointInterval().toMillis();
         checkpointer.scheduleWithFixedDelay(this::backgroundTick, every, every, TimeUnit.MILLISECONDS);
+        writers.onReplay(WAL_CHANGE, payload -> replay(io.strand.core.WriteAheadLog.rest(payload)));
+    }
+
+    /**
+     * Re-applies a change an earlier run logged ahead, as a turn on its workspace's writer. Records come in
+     * write order, so a doc at a lower version takes the value, a doc at the same or a higher version keeps
+     * its own, and a tombstone removes whatever is there (a later record re-creates it).
+     */
+    private CompletableFuture<Void> replay(byte[] encoded) {
+        DocJournal.Record r = DocJournal.decode(encoded, -1);
+        int slash = r.key().indexOf('/');
+        String ws = r.key().substring(0, slash);
+        String doc = r.key().substring(slash + 1);
+        return writers.submit(ws, commit -> {
+            Current cur = current(r.key());
+            Prepared p;
+            if (r.isDelete()) {
+                if (cur.stored == null) {
+                    return null;
+                }
+                p = prepareState(r.key(), ws, doc, cur, cur.version, null, null, List.of());
+            } else {
+                if (r.version() <= cur.version) {
+                    return null;
+                }
+                ObjectNode value = (ObjectNode) Json.MAPPER.readTree(r.json());
+                p = prepareState(r.key(), ws, doc, cur, r.version(), value, r.json(), List.of());
+            }
+            commit(commit, p, false);
+            return null;
+        });
     }
 
     // ---------------------------------------------------------------- reads
@@ -317,6 +351,10 @@ public final class DocStore implements AutoCloseable {
 
     /** Appends a prepared change to the journal and schedules its publication after the group sync. */
     public void commit(Writers.Commit commit, Prepared p) {
+        commit(commit, p, true);
+    }
+
+    private void commit(Writers.Commit commit, Prepared p, boolean logAhead) {
         requireWriterThread();
         if (p.finished) {
             throw new IllegalStateException("change to " + p.key + " already committed or abandoned");
@@ -326,8 +364,9 @@ public final class DocStore implements AutoCloseable {
         DocJournal.Record record = p.state == null
                 ? new DocJournal.Record(DocJournal.DELETE, p.version, p.key, null)
                 : new DocJournal.Record(DocJournal.PUT, p.version, p.key, p.state.json());
+        byte[] encoded = DocJournal.encode(record);
         try {
-            l.append(pending, record);
+            l.append(pending, encoded);
         } catch (RuntimeException e) {
             abandon(p);
             throw e;
@@ -336,7 +375,9 @@ public final class DocStore implements AutoCloseable {
         overlay.put(p.key, pending);
         metrics.journalRecord();
         recordsSinceSnapshot.incrementAndGet();
-        commit.touched(l);
+        if (logAhead) {
+            commit.log(WAL_CHANGE, encoded);
+        }
         commit.afterDurable(l::publish);
     }
 
@@ -526,7 +567,7 @@ public final class DocStore implements AutoCloseable {
      * One writer thread's journal appender and the changes it appended that are not yet published.
      * Owned by that writer thread; the checkpointer only reads {@link #marker}.
      */
-    private final class Lane implements Writers.Syncable {
+    private final class Lane {
         private final DocJournal.Appender appender;
         private final ArrayDeque<Pending> pending = new ArrayDeque<>();
         /** Lower bound of (the oldest pending record's index − 1); MAX_VALUE when nothing is pending. */
@@ -537,7 +578,7 @@ public final class DocStore implements AutoCloseable {
             this.appender = appender;
         }
 
-        void append(Pending p, DocJournal.Record record) {
+        void append(Pending p, byte[] record) {
             boolean first = pending.isEmpty();
             if (first) {
                 marker = lastAppended.get();
@@ -553,11 +594,6 @@ public final class DocStore implements AutoCloseable {
             }
             pending.add(p);
             lastAppended.accumulateAndGet(idx, Math::max);
-        }
-
-        @Override
-        public void sync() {
-            appender.sync();
         }
 
         /** After-durable hook: publishes everything this lane appended so far (earlier unsynced batches too). */
@@ -696,7 +732,9 @@ public final class DocStore implements AutoCloseable {
         synchronized (checkpointLock) {
             long y = appliedThrough();
             if (y > checkpointIndex) {
-                view.force();
+                // the journal too: its records are left to the write-ahead log's checkpoints, and after a
+                // power loss the journal must not end before the index recorded here
+                FileSystemSync.syncfs(dir);
                 new DocCheckpoint(false, y, DocView.fingerprint(config)).write(dir.resolve(CHECKPOINT_FILE));
                 checkpointIndex = y;
                 metrics.checkpoint();
@@ -713,15 +751,8 @@ public final class DocStore implements AutoCloseable {
      */
     public int snapshotNow() throws IOException {
         synchronized (checkpointLock) {
-            long y = appliedThrough();
             long counted = recordsSinceSnapshot.get();
-            if (y > checkpointIndex) {
-                view.force();
-                new DocCheckpoint(false, y, DocView.fingerprint(config)).write(dir.resolve(CHECKPOINT_FILE));
-                checkpointIndex = y;
-                metrics.checkpoint();
-            }
-            y = checkpointIndex;
+            long y = checkpointNow();
             DocSnapshot.write(dir.resolve(SNAPSHOT_FILE), y, view);
             snapshotIndex = y;
             recordsSinceSnapshot.addAndGet(-counted);
@@ -767,7 +798,7 @@ public final class DocStore implements AutoCloseable {
 
     /**
      * Refuses new writes, waits (up to 30 s) for the turns this store submitted, stops the checkpointer,
-     * closes journal and map, fsyncs the map file, and only then writes the clean-shutdown marker.
+     * closes journal and map, syncs both, and only then writes the clean-shutdown marker.
      */
     @Override
     public void close() {
@@ -806,7 +837,7 @@ public final class DocStore implements AutoCloseable {
         view.close();
         try {
             if (allPublished) {
-                DurableFiles.fsync(view.file());
+                FileSystemSync.syncfs(dir); // the map and the journal
                 new DocCheckpoint(true, y, DocView.fingerprint(config)).write(dir.resolve(CHECKPOINT_FILE));
             } else {
                 LOG.log(System.Logger.Level.WARNING, "doc store {0} closed with unpublished changes: the next start"

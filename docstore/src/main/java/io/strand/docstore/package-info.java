@@ -5,7 +5,7 @@
  * <p>Files under the configured data dir, by role:
  * <ul>
  *   <li>{@code journal/} — {@link io.strand.docstore.DocJournal}: Chronicle Queue of whole new doc values and
- *       tombstones, msynced by group commit before any ack. The source of truth.</li>
+ *       tombstones, each record also in the write-ahead log before any ack. The source of truth.</li>
  *   <li>{@code docs.cm3} — {@link io.strand.docstore.DocView}: Chronicle Map of the current durable docs,
  *       served to readers. A view: rebuilt or recovered + replayed whenever it cannot be trusted.</li>
  *   <li>{@code docs.snapshot} — {@link io.strand.docstore.DocSnapshot}: every doc as of a journal index, so

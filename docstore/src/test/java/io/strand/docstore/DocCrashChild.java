@@ -2,6 +2,7 @@ package io.strand.docstore;
 
 import io.strand.core.Durability;
 import io.strand.core.Writers;
+import io.strand.core.WriteAheadLog;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
@@ -30,9 +31,10 @@ public final class DocCrashChild {
         DocStoreConfig.Recovery recovery = DocStoreConfig.Recovery.valueOf(args[1]);
         int window = Integer.parseInt(args[2]);
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-        Writers writers = new Writers("child", 1, Durability.FSYNC, 1000, nanos -> {
+        Writers writers = new Writers("child", 1, Durability.FSYNC, 1000, new WriteAheadLog(dir.resolve("wal")), nanos -> {
         });
         DocStore store = new DocStore(config(dir, recovery), writers);
+        writers.recover();
         long start = store.get("w", "counter").map(v -> v.value().get("n").longValue()).orElse(0L);
         out.println("READY " + start);
         Semaphore inFlight = new Semaphore(window);

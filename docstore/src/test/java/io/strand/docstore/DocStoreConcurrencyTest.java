@@ -41,8 +41,9 @@ class DocStoreConcurrencyTest {
 
     @BeforeEach
     void open() {
-        writers = TestStores.writers();
+        writers = TestStores.writers(dir);
         store = new DocStore(TestStores.config(dir), writers);
+        writers.recover();
     }
 
     @AfterEach

@@ -100,8 +100,9 @@ class DocStoreCrashTest {
             long highestAllowed = base + acked + WINDOW;
             long finalBase = base;
             long value = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-                try (Writers writers = TestStores.writers();
+                try (Writers writers = TestStores.writers(dir);
                      DocStore store = new DocStore(DocCrashChild.config(dir, recovery), writers)) {
+                    writers.recover();
                     assertEquals(recovery == DocStoreConfig.Recovery.REBUILD ? "rebuilt" : "recovered",
                             store.metrics().startMode());
                     store.get("w", "blob").ifPresent(b -> assertTrue(b.value().get("s").textValue().length() == 2000));

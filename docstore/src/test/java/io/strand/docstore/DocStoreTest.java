@@ -33,8 +33,9 @@ class DocStoreTest {
 
     @BeforeEach
     void open() {
-        writers = TestStores.writers();
+        writers = TestStores.writers(dir);
         store = new DocStore(TestStores.config(dir), writers);
+        writers.recover();
     }
 
     @AfterEach

@@ -11,6 +11,7 @@ import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
+import io.strand.core.WriteAheadLog;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -27,8 +28,9 @@ final class TestStores {
                 .withCheckpoints(Duration.ofSeconds(30), 1_000_000);
     }
 
-    static Writers writers() {
-        return new Writers("test", 2, Durability.FSYNC, 1000, nanos -> {
+    /** Writers in fsync mode with their write-ahead log in {@code dir/wal}. */
+    static Writers writers(Path dir) {
+        return new Writers("test", 2, Durability.FSYNC, 1000, new WriteAheadLog(dir.resolve("wal")), nanos -> {
         });
     }
 

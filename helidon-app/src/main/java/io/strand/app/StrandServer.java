@@ -26,6 +26,7 @@ import io.strand.app.ws.OpenSockets;
 import io.strand.app.ws.SocketEndpoint;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
+import io.strand.core.WriteAheadLog;
 import io.strand.logtier.LogStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,7 +60,8 @@ public final class StrandServer implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e.getMessage(), e);
         }
-        this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096, metrics::syncNanos);
+        this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096,
+                new WriteAheadLog(config.dataDir().resolve("wal")), metrics::syncNanos);
         this.logs = new LogStore(config.logConfig(), writers);
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
@@ -74,6 +76,7 @@ public final class StrandServer implements AutoCloseable {
         this.audit = new AuditLog(logs);
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
+        writers.recover(); // both stores registered their replayers; nothing is served before this
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",

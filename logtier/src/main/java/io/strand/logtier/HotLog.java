@@ -1,16 +1,13 @@
 package io.strand.logtier;
 
-import io.strand.core.AppenderSync;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
-import io.strand.core.Writers;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Consumer;
 import net.openhft.chronicle.bytes.Bytes;
-import net.openhft.chronicle.bytes.SyncMode;
 import net.openhft.chronicle.core.time.TimeProvider;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
@@ -24,14 +21,17 @@ import net.openhft.chronicle.wire.DocumentContext;
  * The hot part of one log: its own Chronicle Queue directory. The appender is used only by the
  * log's writer (through {@link Log}); reads create their own tailer, so any thread may read.
  * The head is always recovered from the queue itself, never from a counter kept beside it.
+ * The queue is never forced here: in {@code fsync} mode each append's excerpt is also logged to
+ * the {@link io.strand.core.WriteAheadLog}, which replays it into the queue after a power loss.
  */
-final class HotLog implements AutoCloseable, Writers.Syncable {
+final class HotLog implements AutoCloseable {
     private final Path dir;
     private final SingleChronicleQueue queue;
     private final RollCycle rollCycle;
     private final SeqIndex index = new SeqIndex();
     private ExcerptAppender appender;
-    private final AppenderSync durable = new AppenderSync();
+    /** The last batch's excerpt as encoded; the writer's scratch (writer thread only). */
+    private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
     /** Last seq in the queue; written by the writer, read by anyone. */
     private volatile long lastSeq;
     /** First seq physically in the queue (0 when empty). */
@@ -53,8 +53,7 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
         File file = dir.toFile();
         SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(file)
                 .rollCycle(config.rollCycle())
-                .blockSize(config.blockSize())
-                .syncMode(SyncMode.SYNC);
+                .blockSize(config.blockSize());
         if (time != null) {
             builder.timeProvider(time);
         }
@@ -198,22 +197,59 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
      * @return the first seq assigned
      */
     long append(long ts, List<byte[]> data, List<String> keys, String producerId, long producerSeq) {
-        ExcerptAppender a = appender();
         long first = lastSeq + 1;
         long stamped = Math.max(ts, lastTs);
+        encoded.clear();
+        EntryCodec.writeEntries(encoded, first, stamped, data, keys, producerId, producerSeq);
+        appendEncoded(first, data.size(), stamped);
+        return first;
+    }
+
+    /** The excerpt of the last {@link #append} as stored, for the write-ahead log. Writer thread only. */
+    byte[] lastExcerpt() {
+        return encoded.toByteArray();
+    }
+
+    /**
+     * Appends a batch excerpt written by an earlier run (write-ahead replay), keeping its seqs and ts.
+     * @return false when the queue already holds it, or holds nothing while the batch starts past seq 1
+     *         (the log was deleted after it, and the delete's files went before its record could);
+     *         any other batch that does not follow the head is corrupt
+     */
+    boolean replay(byte[] excerpt) {
+        EntryCodec.Header h = EntryCodec.readHeader(Bytes.wrapForRead(excerpt));
+        if (h.kind() != EntryCodec.ENTRIES) {
+            throw corrupt(h.firstSeq(), "write-ahead record is not a batch");
+        }
+        if (h.lastSeq() <= lastSeq) {
+            return false;
+        }
+        if (lastSeq == 0 && firstSeq == 0 && h.firstSeq() > 1) {
+            return false;
+        }
+        if (h.firstSeq() != lastSeq + 1) {
+            throw corrupt(h.firstSeq(), "write-ahead batch does not follow the queue's head " + lastSeq);
+        }
+        encoded.clear();
+        encoded.write(excerpt);
+        appendEncoded(h.firstSeq(), h.count(), Math.max(h.ts(), lastTs));
+        return true;
+    }
+
+    private void appendEncoded(long first, int count, long ts) {
+        ExcerptAppender a = appender();
         try (DocumentContext dc = a.writingDocument()) {
-            EntryCodec.writeEntries(dc.wire().bytes(), first, stamped, data, keys, producerId, producerSeq);
+            dc.wire().bytes().write(encoded, encoded.readPosition(), encoded.readRemaining());
         }
         noteIndex(a.lastIndexAppended(), first);
-        for (long seq = first + 1; seq < first + data.size(); seq++) {
+        for (long seq = first + 1; seq < first + count; seq++) {
             writePadding(seq, first);
         }
-        lastTs = stamped;
+        lastTs = ts;
         if (firstSeq == 0) {
             firstSeq = first;
         }
-        lastSeq = first + data.size() - 1;
-        return first;
+        lastSeq = first + count - 1;
     }
 
     private void writePadding(long seq, long headSeq) {
@@ -234,17 +270,9 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
     private ExcerptAppender appender() {
         if (appender == null) {
             appender = queue.createAppender();
-            appender.singleThreadedCheckDisabled(true); // ownership is the Writers thread, handed over by Log
+            appender.singleThreadedCheckDisabled(true); // ownership is the writer thread, handed over by Log
         }
         return appender;
-    }
-
-    /** Forces written excerpts to disk ({@link AppenderSync}). Writer thread only. */
-    @Override
-    public void sync() {
-        if (appender != null) {
-            durable.sync(appender);
-        }
     }
 
     /**
@@ -407,7 +435,6 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
 
     @Override
     public void close() {
-        durable.close();
         if (appender != null) {
             appender.close();
             appender = null;

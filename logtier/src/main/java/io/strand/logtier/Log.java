@@ -9,6 +9,7 @@ import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
+import io.strand.core.WriteAheadLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -119,7 +120,7 @@ final class Log implements AutoCloseable {
             rows.addArray().add((String) row[0]).add((Long) row[1]).add((Long) row[2]).add((Long) row[3]);
         }
         try {
-            writeAtomically(dir.resolve("state.json"), Json.bytes(s), true);
+            writeAtomically(dir.resolve("state.json"), Json.bytes(s), false); // advisory: never worth a flush on idle close
             appendedSinceSnapshot = 0;
         } catch (IOException e) {
             // The snapshot only saves start-up time; the queue stays the truth.
@@ -162,9 +163,25 @@ final class Log implements AutoCloseable {
         if (appendedSinceSnapshot >= SNAPSHOT_EVERY) {
             snapshot();
         }
-        commit.touched(hot); // the same object every time, so a group syncs this log once
+        if (commit.logging()) {
+            commit.log(LogStore.WAL_APPEND, WriteAheadLog.keyed(ws + '/' + name, hot.lastExcerpt()));
+        }
         commit.afterDurable(() -> headSignal.publish(last));
         return new AppendResult(first, last, hot.lastTs(), durable, false);
+    }
+
+    /** Re-applies a batch an earlier run logged ahead (writer thread, at start-up); a batch already here is skipped. */
+    void replay(byte[] excerpt) {
+        if (!hot.replay(excerpt)) {
+            return;
+        }
+        var in = net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt);
+        EntryCodec.Header h = EntryCodec.readHeader(in);
+        bytes += EntryCodec.dataBytes(in, h.count());
+        if (h.producerId() != null) {
+            producers.record(h.producerId(), h.producerSeq(), h.firstSeq(), h.lastSeq());
+        }
+        headSignal.publish(hot.lastSeq());
     }
 
     /** The committed head: what readers may see. */

@@ -31,6 +31,9 @@ import java.util.stream.Stream;
  * caller's thread against the committed head.
  */
 public final class LogStore implements AutoCloseable {
+    /** Write-ahead record types: a batch excerpt as stored, keyed by {@code ws/name}; a log delete. */
+    static final byte WAL_APPEND = 1;
+    static final byte WAL_DELETE = 2;
     private final LogConfig config;
     private final Writers writers;
     private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
@@ -55,6 +58,42 @@ public final class LogStore implements AutoCloseable {
             return t;
         });
         reaper.scheduleWithFixedDelay(this::closeIdle, 1, 1, TimeUnit.SECONDS);
+        writers.onReplay(WAL_APPEND, payload -> replayed(payload, (slot, body) -> {
+            Log log = slot.acquire(true);
+            try {
+                log.replay(body);
+            } finally {
+                slot.release();
+            }
+        }));
+        writers.onReplay(WAL_DELETE, payload -> replayed(payload, (slot, body) -> forget(slot)));
+    }
+
+    /** Runs a write-ahead record's change as a turn on its workspace's writer, in record order. */
+    private CompletableFuture<Void> replayed(java.nio.ByteBuffer payload, java.util.function.BiConsumer<LogSlot, byte[]> change) {
+        String key = io.strand.core.WriteAheadLog.key(payload);
+        byte[] body = io.strand.core.WriteAheadLog.rest(payload);
+        int slash = key.indexOf('/');
+        String ws = key.substring(0, slash);
+        LogSlot slot = slot(ws, key.substring(slash + 1));
+        return writers.submit(ws, commit -> {
+            change.accept(slot, body);
+            return null;
+        });
+    }
+
+    /** Removes a log's hot files and its name; writer thread. */
+    private boolean forget(LogSlot slot) {
+        try {
+            boolean hot = slot.deleteAll();
+            NavigableSet<String> names = namesByWorkspace.get(slot.ws);
+            if (names != null) {
+                names.remove(slot.name);
+            }
+            return hot;
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot delete log " + slot.ws + "/" + slot.name + ": " + e.getMessage());
+        }
     }
 
     /** Tiers old entries of every log into {@code tier} past the configured hot threshold. Call once, before traffic. */
@@ -155,12 +194,8 @@ public final class LogStore implements AutoCloseable {
         Names.object("log", name);
         LogSlot slot = slot(ws, name);
         boolean existed = writers.submit(ws, commit -> {
-            boolean hot = slot.deleteAll();
-            NavigableSet<String> names = namesByWorkspace.get(ws);
-            if (names != null) {
-                names.remove(name);
-            }
-            return hot;
+            commit.log(WAL_DELETE, io.strand.core.WriteAheadLog.keyed(ws + '/' + name, new byte[0]));
+            return forget(slot);
         }).join();
         ColdTier tier = coldTier;
         if (tier != null) {

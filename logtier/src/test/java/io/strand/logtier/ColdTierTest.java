@@ -47,7 +47,7 @@ class ColdTierTest {
         LogConfig config = LogConfig.defaults(dir.resolve("data"), Durability.OS)
                 .withRollCycle(TestRollCycles.TEST_SECONDLY)
                 .withHot(new LogConfig.HotThreshold(1_000, 1L << 40, Duration.ofDays(1)));
-        Writers writers = new Writers("t", 2, Durability.OS, 1024, n -> { });
+        Writers writers = new Writers("t", 2, Durability.OS, 1024, null, n -> { });
         LogStore store = new LogStore(config, writers);
         store.enableColdTier(new ColdTier(new FileColdStore(dir.resolve("cold")), new BlockCache(8 << 20),
                 ColdLogConfig.defaults(dir.resolve("tmp"))));

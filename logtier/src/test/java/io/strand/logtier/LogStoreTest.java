@@ -9,6 +9,7 @@ import io.strand.core.Durability;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
+import io.strand.core.WriteAheadLog;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,8 +32,10 @@ class LogStoreTest {
     private final AtomicInteger syncs = new AtomicInteger();
 
     private LogStore open(LogConfig config) {
-        writers = new Writers("test", 2, config.durability(), 1024, nanos -> syncs.incrementAndGet());
+        writers = new Writers("test", 2, config.durability(), 1024, new WriteAheadLog(config.logsDir().resolveSibling("wal")),
+                nanos -> syncs.incrementAndGet());
         store = new LogStore(config, writers);
+        writers.recover();
         return store;
     }
 
@@ -151,6 +154,63 @@ class LogStoreTest {
         StrandException se = (StrandException) e.getCause();
         assertEquals(ErrorCode.SEQ_MISMATCH, se.code());
         assertEquals(1L, se.extras().get("head"));
+    }
+
+    /**
+     * Power loss, simulated: the home files go back to an earlier image (as if the page cache never reached
+     * the disk) while the write-ahead log keeps what was acknowledged since. Every acknowledged append must
+     * come back with its seq, ts, key and producer, and a delete logged in between must hold.
+     */
+    @Test
+    void appendsLostFromTheQueueShouldComeBackFromTheWriteAheadLog() throws Exception {
+        Path live = dir.resolve("live");
+        open(LogConfig.defaults(live, Durability.FSYNC));
+        store.append("w", "a", batch(10, 0)).join();
+        store.append("w", "d", batch(3, 0)).join();
+        Path image = dir.resolve("image");
+        copyTree(live.resolve("logs"), image.resolve("logs"));
+        AppendRequest produced = new AppendRequest(batch(5, 10).data(), batch(5, 10).keys(), null, "p1", 2L);
+        AppendResult p = store.append("w", "a", produced).join();
+        for (int i = 15; i < 30; i++) {
+            store.append("w", "a", one("{\"i\":" + i + "}")).join();
+        }
+        store.delete("w", "d");
+        store.append("w", "d", one("\"new\"")).join();
+        Page before = store.readForward("w", "a", 1, 100);
+        copyTree(live.resolve("wal"), image.resolve("wal")); // the kill: only the write-ahead log is newer
+        close();
+
+        open(LogConfig.defaults(image, Durability.FSYNC));
+        Page after = store.readForward("w", "a", 1, 100);
+        assertEquals(30, after.entries().size());
+        for (int i = 0; i < 30; i++) {
+            var want = before.entries().get(i);
+            var got = after.entries().get(i);
+            assertEquals(want.seq(), got.seq());
+            assertEquals(want.ts(), got.ts());
+            assertEquals(want.key(), got.key());
+            assertEquals(want.dataText(), got.dataText());
+        }
+        AppendResult retry = store.append("w", "a", produced).join();
+        assertTrue(retry.duplicate(), "the producer window comes back with the replayed batch");
+        assertEquals(p.firstSeq(), retry.firstSeq());
+        Page d = store.readForward("w", "d", 1, 100);
+        assertEquals(List.of(1L), seqs(d));
+        assertEquals("\"new\"", d.entries().getFirst().dataText());
+        assertEquals(31, store.append("w", "a", one("31")).join().firstSeq());
+    }
+
+    private static void copyTree(Path from, Path to) throws java.io.IOException {
+        try (var walk = java.nio.file.Files.walk(from)) {
+            for (Path src : walk.toList()) {
+                Path dst = to.resolve(from.relativize(src).toString());
+                if (java.nio.file.Files.isDirectory(src)) {
+                    java.nio.file.Files.createDirectories(dst);
+                } else {
+                    java.nio.file.Files.copy(src, dst, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        }
     }
 
     @Test

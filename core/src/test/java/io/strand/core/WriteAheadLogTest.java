@@ -1,0 +1,177 @@
+package io.strand.core;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class WriteAheadLogTest {
+    private static final byte TYPE = 7;
+    @TempDir
+    Path dir;
+
+    /** Writers whose turns log "owner:n" records; left open, as a killed process leaves them. */
+    private Writers crashedWritersThatLogged(long firstSegment, int perOwner, List<String> owners) {
+        Writers writers = new Writers("t", 2, Durability.FSYNC, 64, new WriteAheadLog(dir, firstSegment, 1 << 20), n -> { });
+        List<CompletableFuture<?>> acks = new ArrayList<>();
+        for (int i = 0; i < perOwner; i++) {
+            for (String owner : owners) {
+                String record = owner + ":" + i;
+                acks.add(writers.submit(owner, c -> {
+                    c.log(TYPE, record.getBytes(StandardCharsets.UTF_8));
+                    return null;
+                }));
+            }
+        }
+        CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).join();
+        return writers;
+    }
+
+    private List<String> replayAll() {
+        List<String> seen = new ArrayList<>();
+        WriteAheadLog wal = new WriteAheadLog(dir);
+        wal.register(TYPE, payload -> {
+            seen.add(StandardCharsets.UTF_8.decode(payload).toString());
+            return CompletableFuture.completedFuture(null);
+        });
+        wal.recover();
+        return seen;
+    }
+
+    private List<Path> segments() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.toString().endsWith(".wal")).toList();
+        }
+    }
+
+    @Test
+    void acknowledgedRecordsShouldBeReplayedInOrderPerOwnerAfterACrash() throws IOException {
+        crashedWritersThatLogged(1 << 20, 500, List.of("a", "b", "c"));
+        List<String> seen = replayAll();
+        assertEquals(1500, seen.size());
+        for (String owner : List.of("a", "b", "c")) {
+            List<String> mine = seen.stream().filter(s -> s.startsWith(owner + ":")).toList();
+            for (int i = 0; i < 500; i++) {
+                assertEquals(owner + ":" + i, mine.get(i));
+            }
+        }
+        assertEquals(List.of(), segments(), "recovery checkpoints and deletes what it replayed");
+        assertEquals(List.of(), replayAll(), "a second start has nothing to replay");
+    }
+
+    @Test
+    void fullSegmentsShouldBeCheckpointedAwayLeavingTheNewestRecordsOfEachOwner() throws IOException {
+        crashedWritersThatLogged(4096, 500, List.of("a", "b", "c"));
+        List<String> seen = replayAll();
+        assertTrue(seen.size() < 1500, "4 KiB segments must have filled and been checkpointed: " + seen.size());
+        for (String owner : List.of("a", "b", "c")) {
+            List<String> mine = seen.stream().filter(s -> s.startsWith(owner + ":")).toList();
+            assertTrue(!mine.isEmpty(), "the current segment of " + owner + "'s lane is never checkpointed away");
+            int first = 500 - mine.size();
+            for (int i = 0; i < mine.size(); i++) {
+                assertEquals(owner + ":" + (first + i), mine.get(i), "replay is a gapless suffix of what " + owner + " logged");
+            }
+        }
+    }
+
+    @Test
+    void aCleanCloseShouldLeaveNothingToReplay() throws IOException {
+        crashedWritersThatLogged(4096, 100, List.of("a")).close();
+        assertEquals(List.of(), segments());
+        assertEquals(List.of(), replayAll());
+    }
+
+    @Test
+    void aTurnThatFailsShouldLogNothing() {
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir), n -> { });
+        CompletableFuture<Object> bad = writers.submit("a", c -> {
+            c.log(TYPE, "half".getBytes(StandardCharsets.UTF_8));
+            throw new IllegalStateException("validation failed after logging");
+        });
+        CompletableFuture<Object> good = writers.submit("a", c -> {
+            c.log(TYPE, "whole".getBytes(StandardCharsets.UTF_8));
+            return null;
+        });
+        assertThrows(CompletionException.class, bad::join);
+        good.join();
+        assertEquals(List.of("whole"), replayAll());
+    }
+
+    @Test
+    void aTornRecordShouldEndTheSegmentWithoutFailingTheStart() throws IOException {
+        crashedWritersThatLogged(1 << 20, 10, List.of("a"));
+        Path segment = segments().stream().filter(p -> p.getFileName().toString().startsWith("0-")).sorted().findFirst().orElseThrow();
+        long end = endOfRecords(segment);
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.WRITE)) {
+            // a record header whose body never made it: length and CRC, then zeros
+            ch.write(ByteBuffer.allocate(8).putInt(0, 40).putInt(4, 12345), end);
+        }
+        List<String> seen = replayAll();
+        assertEquals(10, seen.size());
+        assertEquals("a:9", seen.getLast());
+    }
+
+    @Test
+    void recordsShouldSurviveByteForByte() {
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir, 4096, 8192), n -> { });
+        byte[] big = new byte[20_000]; // larger than any segment: gets a segment of its own
+        for (int i = 0; i < big.length; i++) {
+            big[i] = (byte) (i * 31);
+        }
+        writers.submit("a", c -> {
+            c.log(TYPE, big);
+            return null;
+        }).join();
+        List<byte[]> seen = new ArrayList<>();
+        WriteAheadLog wal = new WriteAheadLog(dir);
+        wal.register(TYPE, payload -> {
+            seen.add(WriteAheadLog.rest(payload));
+            return CompletableFuture.completedFuture(null);
+        });
+        wal.recover();
+        assertEquals(1, seen.size());
+        assertArrayEquals(big, seen.getFirst());
+    }
+
+    @Test
+    void keyedPayloadsShouldRoundTrip() {
+        ByteBuffer payload = ByteBuffer.wrap(WriteAheadLog.keyed("ws/näme", new byte[] {1, 2, 3}));
+        assertEquals("ws/näme", WriteAheadLog.key(payload));
+        assertArrayEquals(new byte[] {1, 2, 3}, WriteAheadLog.rest(payload));
+    }
+
+    @Test
+    void osModeShouldNeedNoLogAndLogNothing() {
+        try (Writers writers = new Writers("t", 1, Durability.OS, 64, null, n -> { })) {
+            assertEquals("x", writers.submit("a", c -> {
+                assertTrue(!c.logging());
+                c.log(TYPE, new byte[] {1});
+                return "x";
+            }).join());
+        }
+        assertThrows(IllegalArgumentException.class, () -> new Writers("t", 1, Durability.FSYNC, 64, null, n -> { }));
+    }
+
+    private static long endOfRecords(Path segment) {
+        long[] end = {0};
+        WriteAheadLog.read(segment, (type, payload) -> end[0] += WriteAheadLog.HEADER_BYTES + payload.remaining());
+        return end[0];
+    }
+}
