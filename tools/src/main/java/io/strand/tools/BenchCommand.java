@@ -18,9 +18,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code strand bench}: starts a fresh server in a child process (its own temp data dir, the
- * chosen durability mode), runs the named scenarios over loopback, each after a warm-up on its own
- * objects ({@link Warmup}), prints one line each and writes them as JSON. Numbers come from HdrHistogram; nothing is tuned per
+ * {@code strand bench}: measures the disk's own DSYNC write latency ({@link DiskProbe}), starts a
+ * fresh server in a child process (its own temp data dir, the chosen durability mode), runs the
+ * named scenarios over loopback, each after a warm-up on its own objects ({@link Warmup}), prints
+ * one line each and writes them as JSON. Numbers come from HdrHistogram; nothing is tuned per
  * scenario.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
@@ -80,6 +81,14 @@ final class BenchCommand implements Callable<Integer> {
         System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
                 + Runtime.getRuntime().availableProcessors() + " cores, warm-up " + warmupSecs + " s per scenario"
                 + (quick ? ", QUICK sizes" : ""));
+        DiskProbe.Result disk;
+        try {
+            disk = DiskProbe.run(data);
+        } catch (java.io.IOException e) {
+            deleteTree(data);
+            throw e;
+        }
+        System.out.println(disk.line());
         try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), List.of("-Xmx2g"))) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
             LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
@@ -103,6 +112,7 @@ final class BenchCommand implements Callable<Integer> {
         doc.put("quick", quick);
         doc.put("cores", Runtime.getRuntime().availableProcessors());
         doc.put("warmupSeconds", warmupSecs);
+        doc.set("diskProbe", disk.json());
         doc.set("results", results);
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
