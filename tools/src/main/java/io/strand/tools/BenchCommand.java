@@ -6,6 +6,7 @@ import io.strand.app.ServerProcess;
 import io.strand.core.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,9 +18,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code strand bench}: starts a fresh server in a child process (its own temp data dir, the
- * chosen durability mode), runs the named scenarios over loopback, prints one line each and writes
- * them as JSON. Numbers come from HdrHistogram; nothing is tuned per scenario.
+ * {@code strand bench}: measures the disk's own DSYNC write latency ({@link DiskProbe}), starts a
+ * fresh server in a child process (its own temp data dir, the chosen durability mode), runs the
+ * named scenarios over loopback, each after a warm-up on its own objects ({@link Warmup}), prints
+ * one line each and writes them as JSON. Numbers come from HdrHistogram; nothing is tuned per
+ * scenario.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Run benchmarks against a fresh local server in a child process.")
@@ -31,11 +34,15 @@ final class BenchCommand implements Callable<Integer> {
     List<String> scenarios = new ArrayList<>();
     @Option(names = "--durability", defaultValue = "fsync", description = "fsync (default) or os.")
     String durability;
-    @Option(names = "--quick", description = "A tenth of the default sizes (smoke run; not for reporting).")
+    @Option(names = "--quick", description = "A tenth of the default sizes and a 2 s warm-up (smoke run; not for reporting).")
     boolean quick;
+    @Option(names = "--warmup", paramLabel = "SECONDS",
+            description = "Warm-up per scenario, on separate objects, before the measured run (default 20; 2 with --quick; 0 for none).")
+    Integer warmupSeconds;
     @Option(names = "--out", defaultValue = "bench-results", description = "Directory for the JSON results.")
     Path out;
     private ColdBenchmarks cold;
+    private Warmup warmup;
 
     @Override
     public Integer call() throws Exception {
@@ -64,13 +71,27 @@ final class BenchCommand implements Callable<Integer> {
                         "unknown scenario '" + s + "'; choose from " + all.keySet());
             }
         }
+        int warmupSecs = warmupSeconds != null ? warmupSeconds : quick ? 2 : 20;
+        if (warmupSecs < 0) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--warmup must be 0 or more seconds");
+        }
+        warmup = new Warmup(Duration.ofSeconds(warmupSecs));
         Path data = Files.createTempDirectory("strand-bench-");
         ArrayNode results = Json.MAPPER.createArrayNode();
         System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
-                + Runtime.getRuntime().availableProcessors() + " cores" + (quick ? ", QUICK sizes" : ""));
+                + Runtime.getRuntime().availableProcessors() + " cores, warm-up " + warmupSecs + " s per scenario"
+                + (quick ? ", QUICK sizes" : ""));
+        DiskProbe.Result disk;
+        try {
+            disk = DiskProbe.run(data);
+        } catch (java.io.IOException e) {
+            deleteTree(data);
+            throw e;
+        }
+        System.out.println(disk.line());
         try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), List.of("-Xmx2g"))) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
-            LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick);
+            LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
             for (String name : chosen) {
                 System.out.print("  running " + name + "…\r");
                 System.out.flush();
@@ -90,6 +111,8 @@ final class BenchCommand implements Callable<Integer> {
         doc.put("durability", durability);
         doc.put("quick", quick);
         doc.put("cores", Runtime.getRuntime().availableProcessors());
+        doc.put("warmupSeconds", warmupSecs);
+        doc.set("diskProbe", disk.json());
         doc.set("results", results);
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
@@ -99,7 +122,7 @@ final class BenchCommand implements Callable<Integer> {
     /** The cold-tier scenarios, with their own server started on first use. */
     private ColdBenchmarks cold() {
         if (cold == null) {
-            cold = new ColdBenchmarks(durability, quick);
+            cold = new ColdBenchmarks(durability, quick, warmup);
         }
         return cold;
     }

@@ -5,24 +5,47 @@ import io.strand.core.Json;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
 
-/** One scenario's result: latency percentiles (from an HdrHistogram in ns), throughput, durability mode. */
+/**
+ * One scenario's result: latency percentiles (from an HdrHistogram in ns), throughput, durability
+ * mode, requests in flight, and the warm-up that ran before it. Filled by one thread.
+ */
 final class BenchReport {
+    /** The largest latency a histogram holds (2 minutes); longer ones are recorded as this. */
+    static final long HIGHEST_NANOS = 120_000_000_000L;
     final String scenario;
     final String durability;
     final Histogram latency;
     long count;
     double seconds;
     String unit = "ops";
+    /** Requests outstanding at once over all connections; 0 when the scenario is not request/reply. */
+    int inFlight;
+    double warmupSeconds;
+    /** Operations of the warm-up: requests, or whole replays, rolls and compactions where those are the operation. */
+    long warmupOps;
     final ObjectNode extra = Json.MAPPER.createObjectNode();
 
     BenchReport(String scenario, String durability) {
         this.scenario = scenario;
         this.durability = durability;
-        this.latency = new Histogram(120_000_000_000L, 3);
+        this.latency = new Histogram(HIGHEST_NANOS, 3);
     }
 
     void record(long nanos) {
         latency.recordValue(Math.max(1, Math.min(nanos, latency.getHighestTrackableValue())));
+    }
+
+    /** Takes a closed loop's latencies and wall time, and {@code units} (operations, entries, …) as its count. */
+    void add(ClosedLoop.Result result, long units) {
+        latency.add(result.latency());
+        seconds += result.seconds();
+        count += units;
+    }
+
+    /** Notes the warm-up that ran first: how long, and how many operations. */
+    void warmup(Warmup.Done done) {
+        warmupSeconds += done.seconds();
+        warmupOps += done.operations();
     }
 
     double throughput() {
@@ -41,6 +64,11 @@ final class BenchReport {
         o.put("unit", unit);
         o.put("seconds", seconds);
         o.put("throughputPerSec", Math.round(throughput()));
+        if (inFlight > 0) {
+            o.put("inFlight", inFlight);
+        }
+        o.put("warmupSeconds", Math.round(warmupSeconds * 10) / 10.0);
+        o.put("warmupOps", warmupOps);
         if (latency.getTotalCount() > 0) {
             o.put("latencySamples", latency.getTotalCount());
             o.put("p50Ms", ms(latency.getValueAtPercentile(50)));
@@ -60,6 +88,10 @@ final class BenchReport {
                     ms(latency.getValueAtPercentile(50)), ms(latency.getValueAtPercentile(95)),
                     ms(latency.getValueAtPercentile(99)), ms(latency.getMaxValue())));
         }
+        if (inFlight > 0) {
+            sb.append("  inFlight=").append(inFlight);
+        }
+        sb.append(String.format(Locale.ROOT, "  warmup=%.1fs/%d ops", warmupSeconds, warmupOps));
         extra.properties().forEach(e -> sb.append("  ").append(e.getKey()).append('=').append(e.getValue()));
         return sb.toString();
     }

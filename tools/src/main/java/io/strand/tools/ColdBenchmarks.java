@@ -8,18 +8,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.WebSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongFunction;
 
 /**
  * The cold-tier scenarios of {@code strand bench}: paging and replaying entries that live only in
@@ -31,21 +25,22 @@ import java.util.function.LongFunction;
  * must lie past every preloaded entry. The block cache (64 MiB, node-wide) is reported as measured:
  * read scenarios give the hits and misses of their timed pass; the first pass after a roll starts
  * with no block of the log cached (rolling does not fill the cache), a second pass shows the warm
- * figure next to it.
+ * figure next to it. Each scenario first warms up on logs of its own ({@code …-warmup}, made cold
+ * the same way): what the warm-up leaves in the cache are their blocks, not the measured log's.
  */
 final class ColdBenchmarks implements AutoCloseable {
-    /** 256 bytes of serialized JSON, as in the hot scenarios (compresses very well). */
-    static final String PAYLOAD = "\"" + "x".repeat(254) + "\"";
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final String durability;
     private final boolean quick;
+    private final Warmup warmup;
     private final String[] randomPayloads;
     private Path data;
     private ServerProcess server;
 
-    ColdBenchmarks(String durability, boolean quick) {
+    ColdBenchmarks(String durability, boolean quick, Warmup warmup) {
         this.durability = durability;
         this.quick = quick;
+        this.warmup = warmup;
         Random random = new Random(42);
         randomPayloads = new String[4096]; // 256 bytes of JSON each, incompressible: roll and compaction move real bytes
         for (int i = 0; i < randomPayloads.length; i++) {
@@ -73,14 +68,16 @@ final class ColdBenchmarks implements AutoCloseable {
     BenchReport readPagination() throws Exception {
         BenchReport r = new BenchReport("cold read pagination", durability);
         r.unit = "entries";
+        r.inFlight = 1;
         int total = scale(100_000);
         String log = "cold-pages";
         try (StrandSocket s = socket()) {
-            preload(s, log, total, i -> PAYLOAD);
+            LogBenchmarks.preload(s, log, total);
+            LogBenchmarks.preload(s, log + "-warmup", total);
             makeCold(log, total);
+            makeCold(log + "-warmup", total);
+            r.warmup(warmup.loop(s, 1, new LogBenchmarks.Pages(log + "-warmup", total)));
             Pass cold = pages(s, log, total, r);
-            r.seconds = cold.seconds;
-            r.count = cold.entries;
             Pass warm = pages(s, log, total, null);
             r.extra.put("pageSize", 100).put("transport", "websocket read op")
                     .put("cacheHits", cold.hits).put("cacheMisses", cold.misses)
@@ -96,31 +93,22 @@ final class ColdBenchmarks implements AutoCloseable {
         int total = scale(100_000);
         String log = "cold-replay";
         try (StrandSocket w = socket()) {
-            preload(w, log, total, i -> PAYLOAD);
+            LogBenchmarks.preload(w, log, total);
+            LogBenchmarks.preload(w, log + "-warmup", total);
         }
         makeCold(log, total);
+        makeCold(log + "-warmup", total);
+        try (StrandSocket s = socket()) {
+            r.warmup(warmup.rounds(round -> {
+                LogBenchmarks.replay(s, log + "-warmup", total, "warm-" + round, null);
+                return 1;
+            }));
+        }
         JsonNode before = status(log).path("node");
         try (StrandSocket s = socket()) {
-            AtomicLong received = new AtomicLong();
-            CompletableFuture<Long> done = new CompletableFuture<>();
-            AtomicLong lastFrame = new AtomicLong();
-            s.onPush(f -> {
-                if ("entries".equals(f.path("type").asText())) {
-                    long now = System.nanoTime();
-                    r.record(now - lastFrame.getAndSet(now));
-                    if (received.addAndGet(f.get("entries").size()) >= total) {
-                        done.complete(now);
-                    }
-                } else if ("closed".equals(f.path("type").asText())) {
-                    done.completeExceptionally(new IllegalStateException("replay closed: " + f));
-                }
-            });
-            long start = System.nanoTime();
-            lastFrame.set(start);
-            ok(s.call("subscribe", "\"log\":\"" + log + "\",\"from\":1").join());
-            long end = done.join();
-            r.seconds = (end - start) / 1e9;
-            r.count = received.get();
+            LogBenchmarks.Replay replay = LogBenchmarks.replay(s, log, total, "measured", r);
+            r.seconds = replay.nanos() / 1e9;
+            r.count = replay.entries();
         }
         JsonNode after = status(log).path("node");
         r.extra.put("latencyIs", "gap between entry frames")
@@ -132,11 +120,15 @@ final class ColdBenchmarks implements AutoCloseable {
     BenchReport roll() throws Exception {
         BenchReport r = new BenchReport("roll", durability);
         r.unit = "entries";
+        r.inFlight = 1;
         int total = scale(200_000);
+        r.warmup(warmup.rounds(round -> {
+            preloadRandom("roll-warmup-" + round, total);
+            http("POST", "/v1/ws/bench/logs/roll-warmup-" + round + "/cold/roll", "");
+            return 1;
+        }));
         String log = "roll";
-        try (StrandSocket s = socket()) {
-            preload(s, log, total, i -> randomPayloads[(int) (i % randomPayloads.length)]);
-        }
+        preloadRandom(log, total);
         long rawBytes = http("GET", "/v1/ws/bench/logs/" + log, null).path("bytes").asLong();
         long start = System.nanoTime();
         JsonNode rolled = http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
@@ -148,23 +140,23 @@ final class ColdBenchmarks implements AutoCloseable {
         r.extra.put("rawMiB", mib(rawBytes)).put("storedMiB", mib(s.path("bytes").asLong()))
                 .put("rawMiBPerSec", mib(rawBytes / r.seconds)).put("storedMiBPerSec", mib(s.path("bytes").asLong() / r.seconds))
                 .put("segments", s.path("segments").asInt())
-                .put("payload", "256 B random base64 per entry").put("latencyIs", "one POST cold/roll of every hot entry");
+                .put("payload", "256 B random base64 per entry").put("latencyIs", "one POST cold/roll of every hot entry")
+                .put("warmupIs", "rounds of preload + roll on logs roll-warmup-N");
         return r;
     }
 
     BenchReport compact() throws Exception {
         BenchReport r = new BenchReport("compact", durability);
         r.unit = "entries";
-        int segments = scale(100);
-        int perSegment = 2_000;
+        r.inFlight = 1;
+        r.warmup(warmup.rounds(round -> {
+            String warm = "compact-warmup-" + round;
+            coldSegments(warm);
+            http("POST", "/v1/ws/bench/logs/" + warm + "/cold/compact", "{\"targetBytes\":1073741824,\"graceSeconds\":0}");
+            return 1;
+        }));
         String log = "compact";
-        try (StrandSocket s = socket()) {
-            for (int i = 0; i < segments; i++) {
-                int base = i * perSegment;
-                preload(s, log, perSegment, k -> randomPayloads[(int) ((base + k) % randomPayloads.length)]);
-                http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
-            }
-        }
+        coldSegments(log);
         JsonNode before = status(log);
         long storedBefore = before.path("bytes").asLong();
         long start = System.nanoTime();
@@ -180,8 +172,28 @@ final class ColdBenchmarks implements AutoCloseable {
         r.extra.put("segmentsBefore", report.path("segmentsBefore").asInt()).put("segmentsAfter", report.path("segmentsAfter").asInt())
                 .put("storedMiB", mib(storedBefore)).put("storedMiBPerSec", mib(storedBefore / r.seconds))
                 .put("payload", "256 B random base64 per entry")
-                .put("latencyIs", "one POST cold/compact (read, verify, merge, upload, commit, delete with no grace)");
+                .put("latencyIs", "one POST cold/compact (read, verify, merge, upload, commit, delete with no grace)")
+                .put("warmupIs", "rounds of build segments + compact on logs compact-warmup-N");
         return r;
+    }
+
+    /** Builds {@code log}'s cold history as {@code scale(100)} segments of 2,000 random entries (one roll each). */
+    private void coldSegments(String log) throws Exception {
+        int segments = scale(100);
+        int perSegment = 2_000;
+        try (StrandSocket s = socket()) {
+            for (int i = 0; i < segments; i++) {
+                int base = i * perSegment;
+                LogBenchmarks.preloadWith(s, log, perSegment, k -> randomPayloads[(int) ((base + k) % randomPayloads.length)]);
+                http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
+            }
+        }
+    }
+
+    private void preloadRandom(String log, int total) throws IOException {
+        try (StrandSocket s = socket()) {
+            LogBenchmarks.preloadWith(s, log, total, i -> randomPayloads[(int) (i % randomPayloads.length)]);
+        }
     }
 
     // ---------------------------------------------------------------- helpers
@@ -189,28 +201,16 @@ final class ColdBenchmarks implements AutoCloseable {
     private record Pass(long entries, double seconds, long hits, long misses) {
     }
 
-    /** Pages of 100 over seqs 1..total through the WebSocket read op; latency per page into {@code r} when given. */
+    /** Pages of 100 over seqs 1..total through the WebSocket read op, one in flight; latencies and time into {@code r} when given. */
     private Pass pages(StrandSocket s, String log, int total, BenchReport r) throws Exception {
         JsonNode before = status(log).path("node");
-        long start = System.nanoTime();
-        long next = 1;
-        long read = 0;
-        while (read < total) {
-            long t = System.nanoTime();
-            JsonNode page = ok(s.call("read", "\"log\":\"" + log + "\",\"from\":" + next + ",\"limit\":"
-                    + Math.min(100, total - read)).join());
-            if (r != null) {
-                r.record(System.nanoTime() - t);
-            }
-            if (page.get("entries").isEmpty()) {
-                throw new IllegalStateException("cold read pagination: empty page at " + next);
-            }
-            read += page.get("entries").size();
-            next = page.get("next").asLong();
+        LogBenchmarks.Pages pages = new LogBenchmarks.Pages(log, total);
+        ClosedLoop.Result result = ClosedLoop.run(s, 1, (total + 99) / 100, pages);
+        if (r != null) {
+            r.add(result, pages.entries.get());
         }
-        double seconds = (System.nanoTime() - start) / 1e9;
         JsonNode after = status(log).path("node");
-        return new Pass(read, seconds, after.path("cacheHits").asLong() - before.path("cacheHits").asLong(),
+        return new Pass(pages.entries.get(), result.seconds(), after.path("cacheHits").asLong() - before.path("cacheHits").asLong(),
                 after.path("cacheMisses").asLong() - before.path("cacheMisses").asLong());
     }
 
@@ -234,33 +234,6 @@ final class ColdBenchmarks implements AutoCloseable {
         return http("GET", "/v1/ws/bench/logs/" + log + "/cold", null);
     }
 
-    /** Fills {@code log} with {@code n} entries in batches of up to 1,000, 8 in flight (not measured). */
-    private static void preload(StrandSocket s, String log, int n, LongFunction<String> payload) throws InterruptedException {
-        Semaphore window = new Semaphore(8);
-        int batches = (n + 999) / 1000;
-        CountDownLatch done = new CountDownLatch(batches);
-        AtomicLong failures = new AtomicLong();
-        for (int b = 0; b < batches; b++) {
-            int size = Math.min(1000, n - b * 1000);
-            StringBuilder req = new StringBuilder("\"log\":\"" + log + "\",\"entries\":[");
-            for (int i = 0; i < size; i++) {
-                req.append(i == 0 ? "" : ",").append("{\"data\":").append(payload.apply((long) b * 1000 + i)).append('}');
-            }
-            window.acquire();
-            s.call("append", req.append(']').toString()).whenComplete((reply, err) -> {
-                if (err != null || !reply.path("ok").asBoolean()) {
-                    failures.incrementAndGet();
-                }
-                window.release();
-                done.countDown();
-            });
-        }
-        done.await();
-        if (failures.get() > 0) {
-            throw new IllegalStateException("preload of " + log + ": " + failures.get() + " appends failed");
-        }
-    }
-
     private JsonNode http(String method, String path, String body) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url() + path)).timeout(Duration.ofMinutes(10))
                 .header("Content-Type", "application/json")
@@ -270,13 +243,6 @@ final class ColdBenchmarks implements AutoCloseable {
             throw new IllegalStateException(method + " " + path + ": HTTP " + r.statusCode() + " " + r.body());
         }
         return Json.parse(r.body());
-    }
-
-    private static JsonNode ok(JsonNode reply) {
-        if (!reply.path("ok").asBoolean()) {
-            throw new IllegalStateException("request failed: " + reply);
-        }
-        return reply;
     }
 
     private static double mib(double bytes) {

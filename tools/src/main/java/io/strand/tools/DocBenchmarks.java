@@ -6,8 +6,9 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The doc scenarios of {@code strand bench}: 16 client connections (one request in flight each,
- * like redis-benchmark's clients) against one key, or a single serial client.
+ * The doc scenarios of {@code strand bench}: 16 client connections with one request in flight
+ * each (like redis-benchmark's clients) against one key, or a single serial client. Load is a
+ * {@link ClosedLoop}; each scenario first warms up on its own doc ({@code …-warmup}).
  */
 final class DocBenchmarks {
     private static final int CLIENTS = 16;
@@ -15,164 +16,205 @@ final class DocBenchmarks {
     private final String token;
     private final String durability;
     private final boolean quick;
+    private final Warmup warmup;
 
-    DocBenchmarks(String wsUrl, String token, String durability, boolean quick) {
+    DocBenchmarks(String wsUrl, String token, String durability, boolean quick, Warmup warmup) {
         this.wsUrl = wsUrl;
         this.token = token;
         this.durability = durability;
         this.quick = quick;
+        this.warmup = warmup;
     }
 
     private int scale(int n) {
         return quick ? Math.max(1, n / 10) : n;
     }
 
-    interface Client {
-        void run(StrandSocket socket, int client, BenchReport report) throws Exception;
-    }
-
-    /** Runs {@code body} on {@code clients} sockets at once; the report's seconds cover all of them. */
-    private void parallel(int clients, BenchReport report, Client body) throws Exception {
+    private List<StrandSocket> connect(int clients) {
         List<StrandSocket> sockets = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
             sockets.add(new StrandSocket(wsUrl, token));
         }
-        List<Thread> threads = new ArrayList<>();
-        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-        long start = System.nanoTime();
-        for (int c = 0; c < clients; c++) {
-            int client = c;
-            threads.add(Thread.ofPlatform().start(() -> {
-                try {
-                    body.run(sockets.get(client), client, report);
-                } catch (Throwable t) {
-                    failures.add(t);
-                }
-            }));
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        report.seconds = (System.nanoTime() - start) / 1e9;
-        sockets.forEach(StrandSocket::close);
-        if (!failures.isEmpty()) {
-            throw new IllegalStateException(report.scenario + ": " + failures.getFirst(), failures.getFirst());
-        }
+        return sockets;
     }
 
-    private static JsonNode call(StrandSocket s, String op, String fields, BenchReport r) {
-        long t = System.nanoTime();
-        JsonNode reply = s.call(op, fields).join();
-        synchronized (r) {
-            r.record(System.nanoTime() - t);
-        }
-        return reply;
-    }
-
-    BenchReport casSerial() throws Exception {
-        BenchReport r = new BenchReport("CAS serial", durability);
-        int n = scale(5_000);
+    private void put(String doc, String value) {
         try (StrandSocket s = new StrandSocket(wsUrl, token)) {
-            s.call("doc.put", "\"doc\":\"cas-serial\",\"value\":{\"n\":0}").join();
-            long start = System.nanoTime();
-            for (long i = 0; i < n; i++) {
-                JsonNode reply = call(s, "doc.cas", "\"doc\":\"cas-serial\",\"path\":\"n\",\"expect\":" + i + ",\"value\":" + (i + 1), r);
-                if (!reply.path("ok").asBoolean()) {
-                    throw new IllegalStateException("serial CAS conflicted: " + reply);
-                }
-            }
-            r.seconds = (System.nanoTime() - start) / 1e9;
-            r.count = n;
-            r.unit = "commits";
+            ClosedLoop.requireOk(s.call("doc.put", "\"doc\":\"" + doc + "\",\"value\":" + value).join());
         }
+    }
+
+    /**
+     * {@code doc.cas} of {@code n} from its expected value to one more. The first request of an
+     * operation expects the highest value seen so far; a {@code cas_conflict} retries with the
+     * {@code current} value the error carries (SPEC §5). Thread-safe (shared by every lane).
+     */
+    private static final class Cas implements ClosedLoop.Workload {
+        private final String doc;
+        private final boolean retry;
+        final AtomicLong seen = new AtomicLong();
+        final AtomicLong conflicts = new AtomicLong();
+
+        Cas(String doc, boolean retry) {
+            this.doc = doc;
+            this.retry = retry;
+        }
+
+        @Override
+        public String op() {
+            return "doc.cas";
+        }
+
+        @Override
+        public String request(long n) {
+            return fields(seen.get());
+        }
+
+        private String fields(long expect) {
+            return "\"doc\":\"" + doc + "\",\"path\":\"n\",\"expect\":" + expect + ",\"value\":" + (expect + 1);
+        }
+
+        @Override
+        public String next(long n, JsonNode reply) {
+            if (reply.path("ok").asBoolean()) {
+                seen.accumulateAndGet(reply.path("value").path("n").asLong(), Math::max);
+                return null;
+            }
+            JsonNode error = reply.path("error");
+            if (!retry || !"cas_conflict".equals(error.path("code").asText()) || !error.path("current").canConvertToLong()) {
+                throw new IllegalStateException("CAS failed: " + reply);
+            }
+            conflicts.incrementAndGet();
+            long current = error.path("current").asLong();
+            seen.accumulateAndGet(current, Math::max);
+            return fields(current);
+        }
+    }
+
+    BenchReport casSerial() {
+        BenchReport r = new BenchReport("CAS serial", durability);
+        r.inFlight = 1;
+        r.unit = "commits";
+        int n = scale(5_000);
+        put("cas-serial-warmup", "{\"n\":0}");
+        put("cas-serial", "{\"n\":0}");
+        try (StrandSocket s = new StrandSocket(wsUrl, token)) {
+            r.warmup(warmup.loop(s, 1, new Cas("cas-serial-warmup", false)));
+            r.add(ClosedLoop.run(s, 1, n, new Cas("cas-serial", false)), n); // a conflict fails the run
+        }
+        verify("cas-serial", "n", n);
         return r;
     }
 
-    BenchReport casContended() throws Exception {
+    BenchReport casContended() {
         BenchReport r = new BenchReport("CAS contended", durability);
-        int perClient = scale(300);
-        AtomicLong conflicts = new AtomicLong();
-        try (StrandSocket s = new StrandSocket(wsUrl, token)) {
-            s.call("doc.put", "\"doc\":\"cas-hot\",\"value\":{\"n\":0}").join();
-        }
-        parallel(CLIENTS, r, (s, c, rep) -> {
-            for (int i = 0; i < perClient; i++) {
-                while (true) { // read, compare-and-set, retry on conflict
-                    long n = s.call("doc.get", "\"doc\":\"cas-hot\"").join().get("value").get("n").asLong();
-                    JsonNode reply = call(s, "doc.cas", "\"doc\":\"cas-hot\",\"path\":\"n\",\"expect\":" + n + ",\"value\":" + (n + 1), rep);
-                    if (reply.path("ok").asBoolean()) {
-                        break;
-                    }
-                    conflicts.incrementAndGet();
-                }
-            }
-        });
-        long commits = (long) CLIENTS * perClient;
-        r.count = commits;
+        r.inFlight = CLIENTS;
         r.unit = "commits";
+        long commits = (long) CLIENTS * scale(300);
+        put("cas-hot-warmup", "{\"n\":0}");
+        put("cas-hot", "{\"n\":0}");
+        Cas cas = new Cas("cas-hot", true);
+        List<StrandSocket> sockets = connect(CLIENTS);
+        try {
+            r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE, new Cas("cas-hot-warmup", true)));
+            r.add(ClosedLoop.run(sockets, 1, commits, null, cas), commits);
+        } finally {
+            sockets.forEach(StrandSocket::close);
+        }
+        long conflicts = cas.conflicts.get();
         r.extra.put("connections", CLIENTS);
-        r.extra.put("conflicts", conflicts.get());
-        r.extra.put("conflictPct", Math.round(1000.0 * conflicts.get() / (commits + conflicts.get())) / 10.0);
+        r.extra.put("conflicts", conflicts);
+        r.extra.put("conflictPct", Math.round(1000.0 * conflicts / (commits + conflicts)) / 10.0);
+        r.extra.put("latencyIs", "one doc.cas round trip, conflicted attempts included; a retry expects the error's current value");
         verify("cas-hot", "n", commits);
         return r;
     }
 
-    BenchReport incrContended() throws Exception {
+    BenchReport incrContended() {
         BenchReport r = new BenchReport("incr contended", durability);
-        int perClient = scale(2_000);
-        AtomicLong failed = new AtomicLong();
-        parallel(CLIENTS, r, (s, c, rep) -> {
-            for (int i = 0; i < perClient; i++) {
-                if (!call(s, "doc.incr", "\"doc\":\"incr-hot\",\"path\":\"n\",\"delta\":1", rep).path("ok").asBoolean()) {
-                    failed.incrementAndGet();
-                }
-            }
-        });
-        r.count = (long) CLIENTS * perClient;
+        r.inFlight = CLIENTS;
         r.unit = "commits";
+        long n = (long) CLIENTS * scale(2_000);
+        List<StrandSocket> sockets = connect(CLIENTS);
+        try {
+            r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE,
+                    LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot-warmup\",\"path\":\"n\",\"delta\":1")));
+            r.add(ClosedLoop.run(sockets, 1, n, null,
+                    LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot\",\"path\":\"n\",\"delta\":1")), n);
+        } finally {
+            sockets.forEach(StrandSocket::close);
+        }
         r.extra.put("connections", CLIENTS);
-        r.extra.put("conflicts", failed.get());
-        verify("incr-hot", "n", r.count);
+        verify("incr-hot", "n", n);
         return r;
+    }
+
+    /** Debits of 1 with floor 0: an ok or a {@code floor_violation} is expected, anything else fails the run. */
+    private static final class Debit implements ClosedLoop.Workload {
+        private final String fields;
+        final AtomicLong succeeded = new AtomicLong();
+        final AtomicLong refused = new AtomicLong();
+
+        Debit(String doc) {
+            fields = "\"doc\":\"" + doc + "\",\"path\":\"balance\",\"delta\":-1,\"floor\":0";
+        }
+
+        @Override
+        public String op() {
+            return "doc.incr";
+        }
+
+        @Override
+        public String request(long n) {
+            return fields;
+        }
+
+        @Override
+        public String next(long n, JsonNode reply) {
+            if (reply.path("ok").asBoolean()) {
+                succeeded.incrementAndGet();
+            } else if ("floor_violation".equals(reply.path("error").path("code").asText())) {
+                refused.incrementAndGet();
+            } else {
+                throw new IllegalStateException("unexpected reply " + reply);
+            }
+            return null;
+        }
     }
 
     BenchReport floorDebit() throws Exception {
         BenchReport r = new BenchReport("floor debit", durability);
-        int balance = scale(16_000);
-        int perClient = 2 * balance / CLIENTS;
-        try (StrandSocket s = new StrandSocket(wsUrl, token)) {
-            s.call("doc.put", "\"doc\":\"wallet\",\"value\":{\"balance\":" + balance + "}").join();
-        }
-        AtomicLong ok = new AtomicLong();
-        AtomicLong refused = new AtomicLong();
-        parallel(CLIENTS, r, (s, c, rep) -> {
-            for (int i = 0; i < perClient; i++) {
-                JsonNode reply = call(s, "doc.incr", "\"doc\":\"wallet\",\"path\":\"balance\",\"delta\":-1,\"floor\":0", rep);
-                if (reply.path("ok").asBoolean()) {
-                    ok.incrementAndGet();
-                } else if ("floor_violation".equals(reply.path("error").path("code").asText())) {
-                    refused.incrementAndGet();
-                } else {
-                    throw new IllegalStateException("unexpected reply " + reply);
-                }
-            }
-        });
-        r.count = (long) CLIENTS * perClient;
+        r.inFlight = CLIENTS;
         r.unit = "attempts";
+        int balance = scale(16_000);
+        long attempts = 2L * balance;
+        List<StrandSocket> sockets = connect(CLIENTS);
+        Debit debit = new Debit("wallet");
+        try {
+            r.warmup(warmup.rounds(round -> { // each round spends a fresh balance, as the run does
+                String wallet = "wallet-warmup-" + round;
+                put(wallet, "{\"balance\":" + balance + "}");
+                return ClosedLoop.run(sockets, 1, attempts, null, new Debit(wallet)).operations();
+            }));
+            put("wallet", "{\"balance\":" + balance + "}");
+            r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
+        } finally {
+            sockets.forEach(StrandSocket::close);
+        }
         r.extra.put("connections", CLIENTS);
-        r.extra.put("succeeded", ok.get());
-        r.extra.put("refusedAtFloor", refused.get());
-        r.extra.put("exact", ok.get() == balance);
+        r.extra.put("succeeded", debit.succeeded.get());
+        r.extra.put("refusedAtFloor", debit.refused.get());
+        r.extra.put("exact", debit.succeeded.get() == balance);
         verify("wallet", "balance", 0);
-        if (ok.get() != balance) {
-            throw new IllegalStateException("floor debit not exact: " + ok.get() + " succeeded for a balance of " + balance);
+        if (debit.succeeded.get() != balance) {
+            throw new IllegalStateException("floor debit not exact: " + debit.succeeded.get() + " succeeded for a balance of " + balance);
         }
         return r;
     }
 
     private void verify(String doc, String field, long expected) {
         try (StrandSocket s = new StrandSocket(wsUrl, token)) {
-            long actual = s.call("doc.get", "\"doc\":\"" + doc + "\"").join().get("value").get(field).asLong();
+            long actual = ClosedLoop.requireOk(s.call("doc.get", "\"doc\":\"" + doc + "\"").join()).get("value").get(field).asLong();
             if (actual != expected) {
                 throw new IllegalStateException(doc + "." + field + " is " + actual + ", expected " + expected);
             }

@@ -4,10 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.core.Json;
 import java.io.PrintWriter;
-import java.net.http.WebSocketHandshakeException;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -66,10 +64,9 @@ final class LogTail {
             StrandSocket socket;
             try {
                 socket = new StrandSocket(socketUrl, token);
-            } catch (CompletionException e) {
-                Integer status = handshakeStatus(e);
-                if (status != null && status / 100 == 4) {
-                    return refused(status);
+            } catch (StrandSocket.ConnectFailure e) {
+                if (e.status / 100 == 4) {
+                    return refused(e.status);
                 }
                 noteOutage(StrandClient.describe(e.getCause() == null ? e : e.getCause()));
                 pause();
@@ -228,14 +225,5 @@ final class LogTail {
         marker.put("type", "socketClosed");
         marker.put("code", code);
         return marker;
-    }
-
-    private static Integer handshakeStatus(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof WebSocketHandshakeException h) {
-                return h.getResponse().statusCode();
-            }
-        }
-        return null;
     }
 }

@@ -1,46 +1,102 @@
 package io.strand.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.core.Json;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
-import java.time.Duration;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
- * A WebSocket client for benchmarks and the CLI (JDK {@link WebSocket}): replies are matched to
- * requests by id, pushed frames go to a sink. Frames arrive on the client's listener thread; the
- * sink must be quick (hand the frame over). {@link #closed} completes with the close code, or -1
- * when the connection broke without one.
+ * A Strand WebSocket client on one blocking {@link Socket} (TCP_NODELAY), speaking RFC 6455
+ * itself ({@link WebSocketHandshake}, {@link FrameWriter}, {@link FrameReader}) for the CLI and the
+ * benchmarks. Thread-safe: any thread may send (frames are serialized by the writer's lock); one
+ * reader thread per socket parses frames, answers pings, matches replies to requests by
+ * {@code id} and hands pushed frames (no id) to the sink.
+ *
+ * <p>Reply callbacks and the sink run on the reader thread, so they must be quick (record, hand
+ * over, or send the next request). A callback may send: a send only blocks while the kernel's
+ * socket buffer is full, which a closed loop with a bounded number in flight does not reach.
+ *
+ * <p>{@link #closed} completes with the peer's close code (1005 when its close frame had none),
+ * or -1 when the connection broke or was {@link #abort aborted} without a close frame. Requests
+ * still waiting then fail: a {@link #call} future exceptionally, a {@link #send} callback with a
+ * {@code socket_closed} error reply.
  */
 final class StrandSocket implements AutoCloseable {
-    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final WebSocket socket;
-    private final ConcurrentHashMap<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
+    /** The upgrade failed: {@link #status} is the server's HTTP status, or 0 when none came (unreachable, not HTTP). */
+    static final class ConnectFailure extends RuntimeException {
+        final int status;
+
+        ConnectFailure(int status, String message, Throwable cause) {
+            super(message, cause);
+            this.status = status;
+        }
+    }
+
+    private static final int CONNECT_TIMEOUT_MILLIS = 10_000;
+    private static final AtomicLong SOCKETS = new AtomicLong();
+    private final Socket socket;
+    private final FrameWriter writer;
+    private final FrameReader reader;
+    private final ConcurrentHashMap<Long, Consumer<JsonNode>> pending = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
-    private final StringBuilder partial = new StringBuilder();
+    private final AtomicBoolean closeSent = new AtomicBoolean();
     private volatile Consumer<JsonNode> pushed = f -> { };
     final CompletableFuture<Integer> closed = new CompletableFuture<>();
 
+    /** Connects to {@code ws://} or {@code wss://} {@code wsUrl}, with {@code Authorization: Bearer token} when not null. */
     StrandSocket(String wsUrl, String token) {
-        WebSocket.Builder b = CLIENT.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10));
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
+        URI uri = URI.create(wsUrl);
+        boolean tls = "wss".equalsIgnoreCase(uri.getScheme());
+        if (!tls && !"ws".equalsIgnoreCase(uri.getScheme())) {
+            throw new IllegalArgumentException("not a ws:// or wss:// URL: " + wsUrl);
         }
-        socket = b.buildAsync(URI.create(wsUrl), new Listener()).join();
+        int port = uri.getPort() > 0 ? uri.getPort() : tls ? 443 : 80;
+        Socket s = null;
+        try {
+            s = tls ? SSLSocketFactory.getDefault().createSocket() : new Socket();
+            s.setTcpNoDelay(true);
+            s.connect(new InetSocketAddress(uri.getHost(), port), CONNECT_TIMEOUT_MILLIS);
+            if (s instanceof SSLSocket ssl) {
+                SSLParameters p = ssl.getSSLParameters();
+                p.setEndpointIdentificationAlgorithm("HTTPS");
+                ssl.setSSLParameters(p);
+            }
+            s.setSoTimeout(CONNECT_TIMEOUT_MILLIS);
+            SecureRandom random = new SecureRandom();
+            BufferedInputStream in = new BufferedInputStream(s.getInputStream(), 64 * 1024);
+            WebSocketHandshake.upgrade(uri, token, s.getOutputStream(), in, random);
+            s.setSoTimeout(0); // from here the reader blocks until a frame comes; callers keep their own timeouts
+            socket = s;
+            writer = new FrameWriter(s.getOutputStream(), random.nextInt());
+            reader = new FrameReader(in);
+        } catch (IOException e) {
+            closeQuietly(s);
+            int status = e instanceof WebSocketHandshake.Refused r ? r.status : 0;
+            throw new ConnectFailure(status, "WebSocket " + wsUrl + ": " + StrandClient.describe(e), e);
+        }
+        Thread.ofPlatform().daemon().name("strand-socket-" + SOCKETS.incrementAndGet()).start(this::readLoop);
     }
 
-    /** Drops the connection without a close handshake. */
+    /** Drops the connection without a close handshake; {@link #closed} completes with -1. */
     void abort() {
-        socket.abort();
+        closeQuietly(socket);
     }
 
     void onPush(Consumer<JsonNode> sink) {
@@ -49,69 +105,132 @@ final class StrandSocket implements AutoCloseable {
 
     /** Sends {@code {"id":n,"op":op, fields}} and completes with the reply (ok or error). */
     CompletableFuture<JsonNode> call(String op, String fieldsJson) {
+        FutureReply reply = new FutureReply();
+        send(op, fieldsJson, reply);
+        return reply.future;
+    }
+
+    /**
+     * Sends {@code {"id":n,"op":op, fields}}; {@code onReply} gets the reply (ok or error) on the
+     * reader thread, or a {@code socket_closed} error reply when the socket closes first (then
+     * possibly on the calling thread). No future per request: the benchmarks' closed loops use this.
+     */
+    void send(String op, String fieldsJson, Consumer<JsonNode> onReply) {
         long id = ids.incrementAndGet();
-        CompletableFuture<JsonNode> reply = new CompletableFuture<>();
-        pending.put(id, reply);
-        if (closed.isDone()) {
-            pending.remove(id);
-            reply.completeExceptionally(new IllegalStateException("socket closed " + closed.getNow(-1)));
-            return reply;
+        pending.put(id, onReply);
+        if (closed.isDone() || closeSent.get()) {
+            failPending(id, closed.isDone() ? "socket closed " + closed.getNow(-1) : "socket closing");
+            return;
         }
         String frame = "{\"id\":" + id + ",\"op\":\"" + op + "\"" + (fieldsJson.isEmpty() ? "" : "," + fieldsJson) + "}";
-        synchronized (socket) {
-            socket.sendText(frame, true).join();
+        try {
+            writer.text(frame.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            abort(); // the reader fails every other pending request
+            failPending(id, "send failed: " + StrandClient.describe(e));
         }
-        return reply;
     }
 
+    /** Sends a close frame (1000) and waits up to 5 s for the server's; aborts when none comes. */
     @Override
     public void close() {
+        if (closeSent.compareAndSet(false, true) && !closed.isDone()) {
+            try {
+                writer.close(1000, "done");
+                closed.get(5, TimeUnit.SECONDS);
+            } catch (IOException | ExecutionException | TimeoutException e) {
+                // no clean close: dropped below
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        abort();
+    }
+
+    /** The reader thread: frames until a close frame, a broken connection or a protocol error. */
+    private void readLoop() {
+        int code = -1;
+        String why = "connection lost";
         try {
-            socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").get(5, TimeUnit.SECONDS);
-        } catch (RuntimeException | ExecutionException | TimeoutException e) {
-            socket.abort();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            socket.abort();
+            while (true) {
+                int opcode = reader.next();
+                if (opcode == FrameReader.TEXT) {
+                    dispatch(Json.MAPPER.readTree(reader.payload(), 0, reader.length()));
+                } else if (opcode == FrameWriter.PING) {
+                    writer.frame(FrameWriter.PONG, reader.payload(), 0, reader.length());
+                } else if (opcode == FrameWriter.CLOSE) {
+                    code = reader.closeCode();
+                    why = "socket closed " + code;
+                    if (closeSent.compareAndSet(false, true)) {
+                        writer.close(code, ""); // echo, as RFC 6455 §5.5.1 asks
+                    }
+                    break;
+                }
+                // pongs and binary messages (Strand sends none) are ignored
+            }
+        } catch (FrameReader.ProtocolError e) {
+            why = "protocol error: " + e.getMessage();
+            try {
+                if (closeSent.compareAndSet(false, true)) {
+                    writer.close(e.closeCode, e.getMessage());
+                }
+            } catch (IOException ignored) {
+                // dropping the connection anyway
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            why = code >= 0 ? why : StrandClient.describe(e);
+        } finally {
+            closeQuietly(socket);
+            closed.complete(code);
+            for (Long id : pending.keySet()) {
+                failPending(id, why);
+            }
         }
     }
 
-    private final class Listener implements WebSocket.Listener {
-        @Override
-        public void onOpen(WebSocket webSocket) {
-            webSocket.request(Long.MAX_VALUE);
-        }
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            partial.append(data);
-            if (last) {
-                JsonNode frame = Json.parse(partial.toString());
-                partial.setLength(0);
-                JsonNode id = frame.get("id");
-                if (id != null && !id.isNull()) {
-                    CompletableFuture<JsonNode> f = pending.remove(id.asLong());
-                    if (f != null) {
-                        f.complete(frame);
-                    }
-                } else {
-                    pushed.accept(frame);
-                }
+    private void dispatch(JsonNode frame) {
+        JsonNode id = frame.get("id");
+        if (id != null && !id.isNull()) {
+            Consumer<JsonNode> reply = pending.remove(id.asLong());
+            if (reply != null) {
+                reply.accept(frame);
             }
-            return null;
+        } else {
+            pushed.accept(frame);
         }
+    }
+
+    /** Fails request {@code id} if it is still waiting (only one caller wins the removal). */
+    private void failPending(long id, String why) {
+        Consumer<JsonNode> reply = pending.remove(id);
+        if (reply instanceof FutureReply f) {
+            f.future.completeExceptionally(new IllegalStateException(why));
+        } else if (reply != null) {
+            ObjectNode error = Json.MAPPER.createObjectNode();
+            error.put("id", id);
+            error.put("ok", false);
+            error.putObject("error").put("code", "socket_closed").put("message", why);
+            reply.accept(error);
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    /** A {@link #call}'s reply: completes its future (exceptionally when the socket closes first). */
+    private static final class FutureReply implements Consumer<JsonNode> {
+        final CompletableFuture<JsonNode> future = new CompletableFuture<>();
 
         @Override
-        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-            closed.complete(statusCode);
-            pending.values().forEach(f -> f.completeExceptionally(new IllegalStateException("socket closed " + statusCode)));
-            return null;
-        }
-
-        @Override
-        public void onError(WebSocket webSocket, Throwable error) {
-            closed.complete(-1);
-            pending.values().forEach(f -> f.completeExceptionally(error));
+        public void accept(JsonNode reply) {
+            future.complete(reply);
         }
     }
 }
