@@ -56,17 +56,7 @@ final class LogBenchmarks {
 
     /** The same request every time (fields built once). */
     static ClosedLoop.Workload constant(String op, String fields) {
-        return new ClosedLoop.Workload() {
-            @Override
-            public String op() {
-                return op;
-            }
-
-            @Override
-            public String request(long n) {
-                return fields;
-            }
-        };
+        return numbered(op, n -> fields);
     }
 
     /** A request built from its operation number. */
