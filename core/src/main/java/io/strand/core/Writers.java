@@ -1,9 +1,11 @@
 package io.strand.core;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 
@@ -158,85 +160,169 @@ public final class Writers implements AutoCloseable {
         }
     }
 
+    /** One group commit: its turns, their outcomes, and what they logged. Owned by its worker. */
+    private static final class Group {
+        final List<Task<?>> tasks = new ArrayList<>();
+        final List<Outcome> outcomes = new ArrayList<>();
+        final Commit commit;
+        /** Set by the flusher before it hands the group back; read by the writer after. */
+        volatile Throwable writeFailure;
+
+        Group(WriteAheadLog.Batch records) {
+            this.commit = new Commit(records);
+        }
+
+        boolean hasRecords() {
+            return commit.records != null && !commit.records.isEmpty();
+        }
+
+        void clear() {
+            tasks.clear();
+            outcomes.clear();
+            commit.clear();
+            writeFailure = null;
+        }
+    }
+
+    /** Put on a writer's queue by its flusher: the oldest group handed over is durable (or failed). */
+    private static final Object FLUSHED = new Object();
+    /** Wakes a writer so it sees it must stop; and, handed to a flusher, stops it. */
+    private static final Object STOP = new Object();
+    private static final Group STOP_FLUSHING = new Group(null);
+
+    /**
+     * One writer thread, and in fsync mode the flusher thread of its lane. Group commit is pipelined:
+     * while the flusher writes group n, the writer already runs the turns of group n+1, which see n's
+     * changes but are acknowledged only after n (hooks and futures always run on the writer, in group
+     * order). When nothing else is waiting the writer writes its group itself, so a lone request pays
+     * no hand-off. After a failed write the lane stays failed: later groups built on the lost one's
+     * state must not be acknowledged either.
+     */
     private final class Worker {
-        private final LinkedBlockingQueue<Task<?>> queue = new LinkedBlockingQueue<>();
+        private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
         private final int maxBatch;
         private final WriteAheadLog.Lane lane;
         private final Thread thread;
+        /** Holds at most one group: the flusher takes it before the writer can hand it another. */
+        private final ArrayBlockingQueue<Group> toFlush = new ArrayBlockingQueue<>(1);
+        private final Thread flusher;
+        /** Groups handed to the flusher and not yet completed, oldest first (at most one). Writer only. */
+        private final ArrayDeque<Group> inFlight = new ArrayDeque<>(2);
+        private final ArrayDeque<Group> spare = new ArrayDeque<>(2);
+        private Group current;
+        private Throwable laneFailure;
         private volatile boolean running = true;
 
         Worker(String name, int maxBatch, WriteAheadLog.Lane lane) {
             this.maxBatch = maxBatch;
             this.lane = lane;
+            this.current = newGroup();
             this.thread = new WriterThread(this::loop, name);
+            this.flusher = lane == null ? null : new Thread(this::flushLoop, name + "-flusher");
+            if (flusher != null) {
+                flusher.setDaemon(true);
+                flusher.start();
+            }
+        }
+
+        private Group newGroup() {
+            Group g = spare.poll();
+            return g != null ? g : new Group(lane == null ? null : new WriteAheadLog.Batch());
         }
 
         boolean offer(Task<?> task) {
             return running && queue.offer(task);
         }
 
+        /** Never by interrupt: an interrupt closes a FileChannel in the middle of a write-ahead write. */
         void stop() {
             running = false;
-            thread.interrupt();
+            queue.add(STOP);
         }
 
         private void loop() {
-            List<Task<?>> batch = new ArrayList<>(maxBatch);
-            List<Outcome> results = new ArrayList<>(maxBatch);
-            Commit commit = new Commit(lane == null ? null : new WriteAheadLog.Batch());
-            while (running || !queue.isEmpty()) {
+            List<Object> taken = new ArrayList<>(maxBatch);
+            while (running || !queue.isEmpty() || !inFlight.isEmpty() || !current.tasks.isEmpty()) {
                 try {
-                    Task<?> first = running ? queue.take() : queue.poll();
-                    if (first == null) {
-                        break;
+                    Object first = running || !inFlight.isEmpty() ? queue.take() : queue.poll();
+                    if (first != null) {
+                        taken.add(first);
                     }
-                    batch.add(first);
                 } catch (InterruptedException e) {
-                    continue; // re-check running; drain what is left
+                    continue; // not used to stop; re-check anyway
                 }
-                queue.drainTo(batch, maxBatch - 1);
-                for (Task<?> task : batch) {
-                    int mark = commit.mark();
-                    Outcome outcome = runTurn(task, commit);
-                    if (outcome.error != null) {
-                        commit.rollback(mark);
-                    }
-                    results.add(outcome);
-                }
-                Throwable syncFailure = writeAhead(commit);
-                if (syncFailure == null) {
-                    for (Runnable hook : commit.afterDurable) {
-                        try {
-                            hook.run();
-                        } catch (RuntimeException e) {
-                            syncFailure = e;
-                        }
+                queue.drainTo(taken, maxBatch - 1);
+                for (Object item : taken) {
+                    if (item == STOP) {
+                        continue;
+                    } else if (item == FLUSHED) {
+                        Group done = inFlight.poll();
+                        complete(done, done.writeFailure);
+                    } else {
+                        runTurn((Task<?>) item);
                     }
                 }
-                for (int i = 0; i < batch.size(); i++) {
-                    complete(batch.get(i), results.get(i), syncFailure);
-                }
-                batch.clear();
-                results.clear();
-                commit.clear();
+                taken.clear();
+                advance();
+            }
+            if (flusher != null) {
+                toFlush.add(STOP_FLUSHING);
             }
         }
 
-        private Outcome runTurn(Task<?> task, Commit commit) {
+        private void runTurn(Task<?> task) {
+            Commit commit = current.commit;
+            int mark = commit.mark();
+            Outcome outcome;
             try {
-                return new Outcome(task.turn().run(commit), null);
+                outcome = new Outcome(task.turn().run(commit), null);
             } catch (Throwable t) {
-                return new Outcome(null, t);
+                commit.rollback(mark);
+                outcome = new Outcome(null, t);
+            }
+            current.tasks.add(task);
+            current.outcomes.add(outcome);
+        }
+
+        /** Moves the current group on once the one ahead of it is done: completes, writes inline, or hands it over. */
+        private void advance() {
+            if (current.tasks.isEmpty() || !inFlight.isEmpty()) {
+                return;
+            }
+            Group g = current;
+            current = newGroup();
+            if (laneFailure != null) {
+                complete(g, laneFailure);
+            } else if (!g.hasRecords()) {
+                complete(g, null);
+            } else if (queue.isEmpty()) {
+                complete(g, write(g));
+            } else {
+                inFlight.add(g);
+                toFlush.add(g);
             }
         }
 
-        private Throwable writeAhead(Commit commit) {
-            if (lane == null || commit.records.isEmpty()) {
-                return null;
+        private void flushLoop() {
+            while (true) {
+                Group g;
+                try {
+                    g = toFlush.take();
+                } catch (InterruptedException e) {
+                    continue;
+                }
+                if (g == STOP_FLUSHING) {
+                    return;
+                }
+                g.writeFailure = write(g);
+                queue.add(FLUSHED);
             }
+        }
+
+        private Throwable write(Group g) {
             long start = System.nanoTime();
             try {
-                lane.write(commit.records.flip());
+                lane.write(g.commit.records.flip());
                 return null;
             } catch (Throwable t) {
                 return new StrandException(ErrorCode.UNAVAILABLE,
@@ -247,14 +333,32 @@ public final class Writers implements AutoCloseable {
         }
 
         @SuppressWarnings({"unchecked", "rawtypes"})
-        private void complete(Task task, Outcome outcome, Throwable syncFailure) {
-            if (outcome.error != null) {
-                task.future().completeExceptionally(outcome.error);
-            } else if (syncFailure != null) {
-                task.future().completeExceptionally(syncFailure);
-            } else {
-                task.future().complete(outcome.value);
+        private void complete(Group g, Throwable failure) {
+            if (failure != null && g.hasRecords() && laneFailure == null) {
+                laneFailure = failure;
             }
+            if (failure == null) {
+                for (Runnable hook : g.commit.afterDurable) {
+                    try {
+                        hook.run();
+                    } catch (RuntimeException e) {
+                        failure = e;
+                    }
+                }
+            }
+            for (int i = 0; i < g.tasks.size(); i++) {
+                Task task = g.tasks.get(i);
+                Outcome outcome = g.outcomes.get(i);
+                if (outcome.error != null) {
+                    task.future().completeExceptionally(outcome.error);
+                } else if (failure != null) {
+                    task.future().completeExceptionally(failure);
+                } else {
+                    task.future().complete(outcome.value);
+                }
+            }
+            g.clear();
+            spare.add(g);
         }
     }
 

@@ -79,6 +79,10 @@ class WriteAheadLogTest {
     @Test
     void fullSegmentsShouldBeCheckpointedAwayLeavingTheNewestRecordsOfEachOwner() throws IOException {
         crashedWritersThatLogged(4096, 500, List.of("a", "b", "c"));
+        Path firstOfLane0 = dir.resolve("0-1.wal"); // "b" alone writes ~10 KiB to lane 0: it filled
+        while (Files.exists(firstOfLane0)) { // the checkpoint runs in the background; the class timeout bounds this
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
         List<String> seen = replayAll();
         assertTrue(seen.size() < 1500, "4 KiB segments must have filled and been checkpointed: " + seen.size());
         for (String owner : List.of("a", "b", "c")) {
@@ -88,6 +92,38 @@ class WriteAheadLogTest {
             for (int i = 0; i < mine.size(); i++) {
                 assertEquals(owner + ":" + (first + i), mine.get(i), "replay is a gapless suffix of what " + owner + " logged");
             }
+        }
+    }
+
+    /** Pipelined groups: the writer runs later turns while a group is written; hooks and acks still come in run order. */
+    @Test
+    void acksShouldCompleteInTheOrderTurnsRanWhileGroupsArePipelined() throws Exception {
+        List<Integer> ran = new ArrayList<>();
+        List<Integer> acked = new ArrayList<>();
+        List<CompletableFuture<?>> acks = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            List<Thread> clients = new ArrayList<>();
+            java.util.concurrent.atomic.AtomicInteger ids = new java.util.concurrent.atomic.AtomicInteger();
+            for (int c = 0; c < 4; c++) {
+                clients.add(Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < 1000; i++) {
+                        int id = ids.incrementAndGet();
+                        CompletableFuture<Integer> ack = writers.submit("a", commit -> {
+                            ran.add(id); // writer thread only
+                            commit.log(TYPE, new byte[] {(byte) id});
+                            commit.afterDurable(() -> acked.add(id)); // writer thread, just before the ack
+                            return id;
+                        });
+                        acks.add(ack);
+                    }
+                }));
+            }
+            for (Thread t : clients) {
+                t.join();
+            }
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).join();
+            assertEquals(4000, ran.size());
+            assertEquals(ran, acked);
         }
     }
 

@@ -378,7 +378,7 @@ public final class DocStore implements AutoCloseable {
         if (logAhead) {
             commit.log(WAL_CHANGE, encoded);
         }
-        commit.afterDurable(l::publish);
+        commit.afterDurable(() -> l.publishThrough(pending));
     }
 
     /** Releases a prepared change that will not be committed. */
@@ -409,6 +409,8 @@ public final class DocStore implements AutoCloseable {
         final String ws;
         final String doc;
         final StoredDoc state;
+        /** Where the lane appended it; set once, on the writer thread, before it is pending. */
+        long journalIndex;
 
         Pending(String key, String ws, String doc, StoredDoc state) {
             this.key = key;
@@ -592,17 +594,27 @@ public final class DocStore implements AutoCloseable {
                 }
                 throw classify(e);
             }
+            p.journalIndex = idx;
             pending.add(p);
             lastAppended.accumulateAndGet(idx, Math::max);
         }
 
-        /** After-durable hook: publishes everything this lane appended so far (earlier unsynced batches too). */
-        void publish() {
+        /**
+         * After-durable hook: publishes this lane's changes up to and including {@code last}, oldest first.
+         * Groups complete in order, so what is published is exactly what is durable; later changes (the
+         * writer runs the next group while this one is written) stay pending.
+         */
+        void publishThrough(Pending last) {
             Pending p;
-            while ((p = pending.poll()) != null) {
+            do {
+                p = pending.poll();
+                if (p == null) {
+                    break;
+                }
                 DocStore.this.publish(p);
-            }
-            marker = Long.MAX_VALUE;
+            } while (p != last);
+            Pending oldest = pending.peek();
+            marker = oldest == null ? Long.MAX_VALUE : oldest.journalIndex - 1;
         }
 
         boolean idle() {
