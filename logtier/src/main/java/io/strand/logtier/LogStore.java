@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -33,6 +34,9 @@ import java.util.stream.Stream;
 public final class LogStore implements AutoCloseable {
     private final LogConfig config;
     private final Writers writers;
+    /** A closed, unused log's slot is forgotten only this long after its last lookup (see {@link LogSlot#forgettable}). */
+    static final Duration FORGET_SLOTS_AFTER = Duration.ofSeconds(60);
+    private final long forgetAfterNanos;
     private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
     private final AtomicInteger openLogs = new AtomicInteger();
@@ -42,8 +46,14 @@ public final class LogStore implements AutoCloseable {
 
 
     public LogStore(LogConfig config, Writers writers) {
+        this(config, writers, FORGET_SLOTS_AFTER);
+    }
+
+    /** @param forgetSlotsAfter see {@link #FORGET_SLOTS_AFTER}; tests shorten it to race the reaper */
+    LogStore(LogConfig config, Writers writers, Duration forgetSlotsAfter) {
         this.config = config;
         this.writers = writers;
+        this.forgetAfterNanos = forgetSlotsAfter.toNanos();
         try {
             Files.createDirectories(config.logsDir());
         } catch (IOException e) {
@@ -273,16 +283,33 @@ public final class LogStore implements AutoCloseable {
     private <T> T withLog(String ws, String name, java.util.function.Function<Log, T> body, T absent) {
         Names.workspace(ws);
         Names.object("log", name);
-        LogSlot slot = slot(ws, name);
-        Log log = slot.acquire(false);
-        if (log == null) {
-            return absent;
+        while (true) {
+            LogSlot slot = slot(ws, name);
+            Log log = slot.acquire(false);
+            if (log == null) {
+                return absent;
+            }
+            if (!registered(slot)) {
+                letGo(slot); // forgotten between the lookup and the acquire: never read through a second open queue
+                continue;
+            }
+            try {
+                return body.apply(log);
+            } finally {
+                slot.release();
+            }
         }
-        try {
-            return body.apply(log);
-        } finally {
-            slot.release();
-        }
+    }
+
+    /** True while {@code slot} is the one the registry holds for its log (held, it stays so). */
+    private boolean registered(LogSlot slot) {
+        return slots.get(slot.ws + '/' + slot.name) == slot;
+    }
+
+    /** Releases an acquire made on a slot the reaper forgot meanwhile, closing the log it opened there. */
+    private static void letGo(LogSlot orphan) {
+        orphan.release();
+        orphan.closeIfIdle(Long.MAX_VALUE, 0); // its last user closes it
     }
 
     // ---------------------------------------------------------------- subscriptions
@@ -291,9 +318,14 @@ public final class LogStore implements AutoCloseable {
     public LogWatch watch(String ws, String name) {
         Names.workspace(ws);
         Names.object("log", name);
-        LogSlot slot = slot(ws, name);
-        slot.addWatcher();
-        return new LogWatch(this, ws, name, slot);
+        while (true) {
+            LogSlot slot = slot(ws, name);
+            slot.addWatcher();
+            if (registered(slot)) { // watched, it is never forgotten; a forgotten one would never see the head move
+                return new LogWatch(this, ws, name, slot);
+            }
+            slot.removeWatcher();
+        }
     }
 
     /** Current committed head of a log (opening it if it exists). */
@@ -311,13 +343,25 @@ public final class LogStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- slots
 
+    /**
+     * The registry's slot for a log, created on first touch. Each lookup is stamped under the map's
+     * lock for that key, atomically with the reaper forgetting the slot ({@link #closeIdle}), so a
+     * slot just looked up is never forgotten before its caller uses it.
+     */
     private LogSlot slot(String ws, String name) {
-        String key = ws + '/' + name;
-        return slots.computeIfAbsent(key, k -> new LogSlot(ws, name, config.logsDir().resolve(ws).resolve(name)));
+        return slots.compute(ws + '/' + name, (key, found) -> {
+            LogSlot slot = found != null ? found : new LogSlot(ws, name, config.logsDir().resolve(ws).resolve(name));
+            slot.lookedUp = System.nanoTime();
+            return slot;
+        });
     }
 
-    /** Closes idle logs, least recently used first when too many are open, and forgets unused slots. */
-    private void closeIdle() {
+    /**
+     * Closes idle logs, least recently used first when too many are open, and forgets unused slots
+     * (the reaper's turn); returns how many it closed.
+     */
+    int closeIdle() {
+        int closed = 0;
         try {
             long now = System.nanoTime();
             long idleNanos = config.idleClose().toNanos();
@@ -330,14 +374,14 @@ public final class LogStore implements AutoCloseable {
                 boolean force = over > 0;
                 if (slot.closeIfIdle(now, force ? 0 : idleNanos)) {
                     over--;
+                    closed++;
                 }
-                if (slot.removable()) {
-                    slots.remove(slot.ws + '/' + slot.name, slot);
-                }
+                slots.computeIfPresent(slot.ws + '/' + slot.name, (key, found) -> found == slot && slot.forgettable() ? null : found);
             }
         } catch (RuntimeException e) {
             System.getLogger("strand.logs").log(System.Logger.Level.WARNING, "idle close failed", e);
         }
+        return closed;
     }
 
     public int openLogs() {
@@ -366,6 +410,8 @@ public final class LogStore implements AutoCloseable {
         private int active;
         private int watchers;
         private long lastUsed = System.nanoTime();
+        /** When {@link LogStore#slot} last returned this slot (stamped under the registry's lock for its key). */
+        volatile long lookedUp = System.nanoTime();
 
         LogSlot(String ws, String name, Path dir) {
             this.ws = ws;
@@ -476,8 +522,14 @@ public final class LogStore implements AutoCloseable {
             return true;
         }
 
-        synchronized boolean removable() {
-            return log == null && active == 0 && watchers == 0;
+        /**
+         * True when the registry may drop this slot: its log is closed, unused and unwatched, nothing
+         * waits for it to open, and it was not looked up for {@link #FORGET_SLOTS_AFTER} (a lookup is
+         * followed by its acquire, watch or writer turn well within that; reads also check, see withLog).
+         */
+        synchronized boolean forgettable() {
+            return log == null && active == 0 && watchers == 0 && waitingForOpen == null
+                    && System.nanoTime() - lookedUp >= forgetAfterNanos;
         }
 
         /** Closes and removes the log's files; writer thread. */

@@ -199,6 +199,38 @@ class LogStoreTest {
         assertThrows(StrandException.class, () -> store.readForward("w", "..", 1, 10));
     }
 
+    /**
+     * The reaper closes every log not in use and forgets its slot at once while readers keep looking
+     * logs up: a read that found a slot just before it was forgotten must not leave a queue open in it.
+     */
+    @Test
+    void readsRacingTheReaperShouldLeaveNoQueueOpen() throws Exception {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1000);
+        writers = new Writers("test", 1, config.durability(), 1024, nanos -> { });
+        store = new LogStore(config, writers, java.time.Duration.ZERO);
+        for (int l = 0; l < 3; l++) {
+            store.append("w", "r" + l, batch(20, 1)).join();
+        }
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger closes = new AtomicInteger();
+        Thread reaper = Thread.ofPlatform().name("reaper-race").start(() -> {
+            while (!done.get()) {
+                closes.addAndGet(store.closeIdle());
+            }
+        });
+        try {
+            for (int i = 0; closes.get() < 20 || i < 300; i++) {
+                Page p = store.readForward("w", "r" + (i % 3), 1 + i % 20, 5);
+                assertEquals(1 + i % 20, p.entries().getFirst().seq());
+            }
+        } finally {
+            done.set(true);
+            reaper.join();
+        }
+        store.close();
+        assertEquals(0, store.openLogs(), "every queue opened by a read was closed");
+    }
+
     @Test
     void idleLogsShouldCloseAndReopenTransparently() throws Exception {
         open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1));
