@@ -184,41 +184,75 @@ public final class LogStore implements AutoCloseable {
 
     /** Forward page from {@code from} (0 means 1). */
     public Page readForward(String ws, String name, long from, int limit) {
-        return withLog(ws, name, log -> forward(log, Math.max(from, 1), limit, Long.MAX_VALUE), emptyPage(from));
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        return Page.of(readForward(ws, name, from, limit, EntrySink.of(entries::add)), entries);
+    }
+
+    /** As {@link #readForward(String, String, long, int)}, the entries streamed into {@code sink}. */
+    public PageInfo readForward(String ws, String name, long from, int limit, EntrySink sink) {
+        return withLog(ws, name, log -> forward(log, Math.max(from, 1), limit, Long.MAX_VALUE, sink), emptyPage(from));
     }
 
     /** Up to {@code limit} entries, ending before {@code before} (Long.MAX_VALUE = after the head), ascending. */
     public Page readBackward(String ws, String name, long before, int limit) {
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        return Page.of(readBackward(ws, name, before, limit, EntrySink.of(entries::add)), entries);
+    }
+
+    /** As {@link #readBackward(String, String, long, int)}, the entries streamed into {@code sink}. */
+    public PageInfo readBackward(String ws, String name, long before, int limit, EntrySink sink) {
         return withLog(ws, name, log -> {
             long head = log.head();
             long end = Math.min(before, head + 1);
             long first = log.first();
             long start = Math.max(first, end - limit);
-            List<Entry> entries = new ArrayList<>();
+            long[] firstRead = {-1};
+            int[] count = {0};
+            long next = end;
             if (start < end) {
-                log.read(start, end - 1, limit, Long.MAX_VALUE, entries::add);
+                long after = log.read(start, end - 1, limit, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> {
+                    if (count[0]++ == 0) {
+                        firstRead[0] = seq;
+                    }
+                    sink.entry(seq, ts, key, data, offset, length);
+                });
+                if (count[0] > 0) {
+                    next = after;
+                }
             }
-            long prev = entries.isEmpty() ? Math.min(start, end) : entries.getFirst().seq();
-            return new Page(entries, entries.isEmpty() ? end : entries.getLast().seq() + 1, prev, first, head, null);
-        }, new Page(List.of(), 1, 1, 1, 0, null));
+            long prev = count[0] == 0 ? Math.min(start, end) : firstRead[0];
+            return new PageInfo(count[0], next, prev, first, head, null);
+        }, new PageInfo(0, 1, 1, 1, 0, null));
     }
 
     /** Forward page from the first entry with ts ≥ {@code ts}. */
     public Page readFromTime(String ws, String name, long ts, int limit) {
-        return withLog(ws, name, log -> forward(log, log.seqAtOrAfter(ts), limit, Long.MAX_VALUE), emptyPage(1));
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        return Page.of(readFromTime(ws, name, ts, limit, EntrySink.of(entries::add)), entries);
+    }
+
+    /** As {@link #readFromTime(String, String, long, int)}, the entries streamed into {@code sink}. */
+    public PageInfo readFromTime(String ws, String name, long ts, int limit, EntrySink sink) {
+        return withLog(ws, name, log -> forward(log, log.seqAtOrAfter(ts), limit, Long.MAX_VALUE, sink), emptyPage(1));
     }
 
     /** A chunk for a subscription: at most {@code maxEntries} and about {@code maxBytes}. */
     public Page readChunk(String ws, String name, long from, int maxEntries, long maxBytes) {
-        return withLog(ws, name, log -> forward(log, Math.max(from, 1), maxEntries, maxBytes), emptyPage(from));
+        List<Entry> entries = new ArrayList<>(Math.min(maxEntries, 1024));
+        return Page.of(readChunk(ws, name, from, maxEntries, maxBytes, EntrySink.of(entries::add)), entries);
     }
 
-    private static Page emptyPage(long from) {
+    /** As {@link #readChunk(String, String, long, int, long)}, the entries streamed into {@code sink}. */
+    public PageInfo readChunk(String ws, String name, long from, int maxEntries, long maxBytes, EntrySink sink) {
+        return withLog(ws, name, log -> forward(log, Math.max(from, 1), maxEntries, maxBytes, sink), emptyPage(from));
+    }
+
+    private static PageInfo emptyPage(long from) {
         long f = Math.max(from, 1);
-        return new Page(List.of(), f, 0, 1, 0, null);
+        return new PageInfo(0, f, 0, 1, 0, null);
     }
 
-    private Page forward(Log log, long from, int limit, long maxBytes) {
+    private PageInfo forward(Log log, long from, int limit, long maxBytes, EntrySink sink) {
         long first = log.first();
         long head = log.head();
         Page.Gap gap = null;
@@ -227,9 +261,12 @@ public final class LogStore implements AutoCloseable {
             gap = new Page.Gap(from, first - 1);
             start = first;
         }
-        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
-        long next = log.read(start, head, limit, maxBytes, entries::add);
-        return new Page(entries, Math.max(next, start), 0, first, head, gap);
+        int[] count = {0};
+        long next = log.read(start, head, limit, maxBytes, (seq, ts, key, data, offset, length) -> {
+            count[0]++;
+            sink.entry(seq, ts, key, data, offset, length);
+        });
+        return new PageInfo(count[0], Math.max(next, start), 0, first, head, gap);
     }
 
     public Optional<LogInfo> info(String ws, String name) {
