@@ -362,6 +362,12 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
         }
     }
 
+    /** True when {@code seq} lies in the newest cycle file, the one the writer holds open (or past the head). */
+    boolean inNewestCycle(long seq) {
+        int last = index.lastCycle();
+        return last != Integer.MIN_VALUE && index.cycleOf(seq) == last;
+    }
+
     ReadCursors cursors() {
         return cursors;
     }

@@ -234,6 +234,16 @@ final class Log implements AutoCloseable {
         }
     }
 
+    /**
+     * True when a forward read from {@code from} needs nothing but this open log's newest hot cycle
+     * file (which the writer holds mapped) and cold bounds already in memory: no file to open, no
+     * object-store round trip. Such a read may run on a socket's own thread.
+     */
+    boolean readsInPlace(long from) {
+        long hotFirst = hot.firstSeq();
+        return hotFirst > 0 && from >= hotFirst && (hotFirst == 1 || cold.inMemory()) && hot.inNewestCycle(from);
+    }
+
     /** The first seq with ts ≥ {@code ts} (binary search: ts never decreases within a log), or head+1. */
     long seqAtOrAfter(long ts) {
         long head = head();

@@ -193,6 +193,32 @@ public final class LogStore implements AutoCloseable {
         return withLog(ws, name, log -> forward(log, Math.max(from, 1), limit, Long.MAX_VALUE, sink), emptyPage(from));
     }
 
+    /**
+     * As {@link #readForward(String, String, long, int, EntrySink)} when the page can be served from
+     * memory and already open files (the log is open, the page starts in its newest hot cycle file,
+     * no cold bound needs the object store), so a caller may serve it on its own thread; null when
+     * not, having read nothing.
+     */
+    public PageInfo readForwardInPlace(String ws, String name, long from, int limit, EntrySink sink) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        LogSlot slot = slot(ws, name);
+        Log log = slot.acquireIfOpen();
+        if (log == null) {
+            return null;
+        }
+        if (!registered(slot)) {
+            letGo(slot);
+            return null;
+        }
+        try {
+            long start = Math.max(from, 1);
+            return log.readsInPlace(start) ? forward(log, start, limit, Long.MAX_VALUE, sink) : null;
+        } finally {
+            slot.release();
+        }
+    }
+
     /** Up to {@code limit} entries, ending before {@code before} (Long.MAX_VALUE = after the head), ascending. */
     public Page readBackward(String ws, String name, long before, int limit) {
         List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
@@ -530,6 +556,16 @@ public final class LogStore implements AutoCloseable {
             } catch (RuntimeException e) {
                 // cold reads will report cold_unavailable; appends do not need the cold part
             }
+        }
+
+        /** The log when it is open already (counted as in use, like {@link #acquire}); null when opening it would touch files. */
+        synchronized Log acquireIfOpen() {
+            if (log == null) {
+                return null;
+            }
+            active++;
+            lastUsed = System.nanoTime();
+            return log;
         }
 
         synchronized void release() {

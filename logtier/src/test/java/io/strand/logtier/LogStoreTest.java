@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.Durability;
+import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
@@ -229,6 +230,36 @@ class LogStoreTest {
         }
         store.close();
         assertEquals(0, store.openLogs(), "every queue opened by a read was closed");
+    }
+
+    /** A page is served in place only from an open log's newest cycle file; anything else says null, having read nothing. */
+    @Test
+    void readForwardInPlaceShouldServeOnlyTheNewestCycleOfAnOpenLog() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withRollCycle(TestRollCycles.TEST_SECONDLY)
+                .withOpenLimits(java.time.Duration.ofMinutes(5), 1); // the reaper closes "p" only once a second log is open
+        open(config);
+        long last = store.append("w", "p", batch(3, 0)).join().lastSeq();
+        long firstSecond = System.currentTimeMillis() / 1000; // seq 1 was written in this cycle or before
+        long startedIn;
+        do { // until an append starts in a later second: the queue has rolled
+            startedIn = System.currentTimeMillis() / 1000;
+            last = store.append("w", "p", batch(3, (int) last)).join().lastSeq();
+        } while (startedIn == firstSecond);
+        long newest = store.append("w", "p", batch(3, (int) last)).join().firstSeq(); // first seq in the newest cycle, or later
+        List<Entry> got = new ArrayList<>();
+        PageInfo inPlace = store.readForwardInPlace("w", "p", newest, 2, EntrySink.of(got::add));
+        assertEquals(List.of(newest, newest + 1), got.stream().map(Entry::seq).toList());
+        assertEquals(newest + 2, inPlace.next());
+        assertEquals(newest + 2, inPlace.head());
+        assertEquals(null, store.readForwardInPlace("w", "p", 1, 2, EntrySink.of(got::add)), "seq 1 is in an older cycle file");
+        assertEquals(0, store.readForwardInPlace("w", "p", newest + 3, 2, EntrySink.of(got::add)).count(), "past the head: empty, in place");
+        store.append("w", "q", one("1")).join(); // now two are open, one over the limit: the least recently used goes
+        store.closeIdle();
+        assertEquals(null, store.readForwardInPlace("w", "p", newest, 2, EntrySink.of(got::add)), "a closed log needs its files opened");
+        assertEquals(null, store.readForwardInPlace("w", "never", 1, 2, EntrySink.of(got::add)));
+        assertEquals(2, got.size(), "nothing was read by the calls that said null");
+        assertEquals(List.of(newest), seqs(store.readForward("w", "p", newest, 1))); // reopens the log
+        assertEquals(1, store.readForwardInPlace("w", "p", newest, 1, EntrySink.of(got::add)).count());
     }
 
     @Test

@@ -284,9 +284,19 @@ public final class SocketEndpoint implements WsListener {
                 String log = logName(req);
                 LogRequests.ReadSpec spec = LogRequests.read(name -> field(req, name));
                 EntryJson reply = EntryJson.reply(id.toString(), spec.limit());
+                if (spec.from() != null) {
+                    // A forward page of the open hot queue is served right here: handing it to another
+                    // thread would cost more than the read. Anything that may open files or reach the
+                    // object store (a closed log, older cycles, cold entries) still goes to a reply thread.
+                    PageInfo page = ctx.logs().readForwardInPlace(ws, log, spec.from(), spec.limit(), reply);
+                    if (page != null) {
+                        out.send(reply.endPage(page, false).text());
+                        return;
+                    }
+                }
                 REPLIES.execute(() -> {
                     try {
-                        PageInfo page = LogsHttp.read(ctx.logs(), ws, log, spec, reply);
+                        PageInfo page = LogsHttp.read(ctx.logs(), ws, log, spec, reply); // nothing was read into reply yet
                         out.send(reply.endPage(page, spec.before() != null).text());
                     } catch (RuntimeException e) {
                         reply(id, ApiErrors.classify(e));
