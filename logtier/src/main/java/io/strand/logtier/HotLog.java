@@ -250,11 +250,6 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
         }
     }
 
-    /** As {@link #read(long, long, int, long, EntrySink)}, each entry as an {@link Entry}. */
-    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
-        return read(fromSeq, toSeq, maxEntries, maxBytes, EntrySink.of(sink));
-    }
-
     /**
      * Reads entries with {@code fromSeq ≤ seq ≤ toSeq} in order, at most {@code maxEntries} and, past
      * the first entry, at most {@code maxBytes} of weight, on a pooled cursor: one left exactly at
@@ -342,6 +337,11 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
         }
         cursor.nextSeq = next;
         return next;
+    }
+
+    /** As {@link #read(long, long, int, long, EntrySink)}, each entry as an {@link Entry}. */
+    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+        return read(fromSeq, toSeq, maxEntries, maxBytes, EntrySink.of(sink));
     }
 
     /** The ts of {@code seq} (one random read), for time search. */
@@ -478,12 +478,12 @@ final class HotLog implements AutoCloseable, Writers.Syncable {
 
     @Override
     public void close() {
-        cursors.close();
         durable.close();
         if (appender != null) {
             appender.close();
             appender = null;
         }
+        cursors.close(); // before the queue: tailers left open would keep its files mapped
         queue.close();
     }
 }

@@ -36,7 +36,7 @@ public final class LogStore implements AutoCloseable {
     private final Writers writers;
     /** A closed, unused log's slot is forgotten only this long after its last lookup (see {@link LogSlot#forgettable}). */
     static final Duration FORGET_SLOTS_AFTER = Duration.ofSeconds(60);
-    private final long forgetAfterNanos;
+    private volatile long forgetAfterNanos = FORGET_SLOTS_AFTER.toNanos();
     private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
     private final AtomicInteger openLogs = new AtomicInteger();
@@ -46,14 +46,8 @@ public final class LogStore implements AutoCloseable {
 
 
     public LogStore(LogConfig config, Writers writers) {
-        this(config, writers, FORGET_SLOTS_AFTER);
-    }
-
-    /** @param forgetSlotsAfter see {@link #FORGET_SLOTS_AFTER}; tests shorten it to race the reaper */
-    LogStore(LogConfig config, Writers writers, Duration forgetSlotsAfter) {
         this.config = config;
         this.writers = writers;
-        this.forgetAfterNanos = forgetSlotsAfter.toNanos();
         try {
             Files.createDirectories(config.logsDir());
         } catch (IOException e) {
@@ -417,6 +411,11 @@ public final class LogStore implements AutoCloseable {
             slot.lookedUp = System.nanoTime();
             return slot;
         });
+    }
+
+    /** Replaces {@link #FORGET_SLOTS_AFTER}: tests shorten it to race the reaper forgetting slots. */
+    void forgetSlotsAfter(Duration after) {
+        forgetAfterNanos = after.toNanos();
     }
 
     /**

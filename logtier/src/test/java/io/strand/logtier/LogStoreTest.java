@@ -200,36 +200,83 @@ class LogStoreTest {
         assertThrows(StrandException.class, () -> store.readForward("w", "..", 1, 10));
     }
 
-    /**
-     * The reaper closes every log not in use and forgets its slot at once while readers keep looking
-     * logs up: a read that found a slot just before it was forgotten must not leave a queue open in it.
-     */
     @Test
-    void readsRacingTheReaperShouldLeaveNoQueueOpen() throws Exception {
-        LogConfig config = LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1000);
-        writers = new Writers("test", 1, config.durability(), 1024, nanos -> { });
-        store = new LogStore(config, writers, java.time.Duration.ZERO);
-        for (int l = 0; l < 3; l++) {
-            store.append("w", "r" + l, batch(20, 1)).join();
+    void readsRacingIdleCloseShouldStayExactAndLeakNoTailer() throws Exception {
+        raceReadsWithTheReaper(LogStore.FORGET_SLOTS_AFTER);
+    }
+
+    /** The reaper also forgets each slot as soon as it is unused: a read that looked one up just before must not open a queue there. */
+    @Test
+    void readsRacingTheReaperForgettingSlotsShouldLeaveNoQueueOpen() throws Exception {
+        raceReadsWithTheReaper(java.time.Duration.ZERO);
+    }
+
+    /**
+     * Readers page through their logs again and again while another thread runs the reaper's turn
+     * without pause (every log not in use is closed at once); every page must be exact, and when the
+     * store closes, every queue and every pooled tailer must be closed with it.
+     */
+    private void raceReadsWithTheReaper(java.time.Duration forgetSlotsAfter) throws Exception {
+        int tailersBefore = ReadCursors.openTailers();
+        open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1000));
+        store.forgetSlotsAfter(forgetSlotsAfter);
+        int logs = 3;
+        int entries = 3000;
+        for (int l = 0; l < logs; l++) {
+            for (int b = 0; b < entries / 100; b++) {
+                store.append("w", "race" + l, batch(100, b * 100)).join();
+            }
         }
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        int wantedCloses = 50;
         AtomicInteger closes = new AtomicInteger();
+        java.util.concurrent.CountDownLatch readersDone = new java.util.concurrent.CountDownLatch(logs);
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int l = 0; l < logs; l++) {
+            String log = "race" + l;
+            readers.add(Thread.ofPlatform().name("reader-" + l).start(() -> {
+                try {
+                    int passes = 0;
+                    // page through again and again until the reaper has closed logs under the readers often enough
+                    while (passes == 0 || closes.get() < wantedCloses) {
+                        long next = 1;
+                        while (next <= entries) {
+                            Page p = store.readForward("w", log, next, 7);
+                            for (int i = 0; i < p.entries().size(); i++) {
+                                Entry e = p.entries().get(i);
+                                assertEquals(next + i, e.seq());
+                                assertEquals("{\"i\":" + (e.seq() - 1) + "}", e.dataText());
+                            }
+                            assertEquals(next + p.entries().size(), p.next());
+                            next = p.next();
+                        }
+                        passes++;
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                } finally {
+                    readersDone.countDown();
+                }
+            }));
+        }
         Thread reaper = Thread.ofPlatform().name("reaper-race").start(() -> {
-            while (!done.get()) {
+            while (readersDone.getCount() > 0) {
                 closes.addAndGet(store.closeIdle());
+                Thread.onSpinWait();
             }
         });
-        try {
-            for (int i = 0; closes.get() < 20 || i < 300; i++) {
-                Page p = store.readForward("w", "r" + (i % 3), 1 + i % 20, 5);
-                assertEquals(1 + i % 20, p.entries().getFirst().seq());
-            }
-        } finally {
-            done.set(true);
-            reaper.join();
+        assertTrue(readersDone.await(50, java.util.concurrent.TimeUnit.SECONDS), "readers finished");
+        reaper.join();
+        for (Thread t : readers) {
+            t.join();
         }
+        if (!failures.isEmpty()) {
+            throw new AssertionError("a reader failed", failures.peek());
+        }
+        assertTrue(closes.get() >= wantedCloses, "logs were closed between reads: " + closes.get());
         store.close();
         assertEquals(0, store.openLogs(), "every queue opened by a read was closed");
+        assertEquals(tailersBefore, ReadCursors.openTailers(), "every pooled tailer closed with its log");
     }
 
     /** A page is served in place only from an open log's newest cycle file; anything else says null, having read nothing. */

@@ -5,25 +5,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.Durability;
 import io.strand.core.Entry;
-import io.strand.core.Writers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import net.openhft.chronicle.core.time.SetTimeProvider;
 import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Pooled read cursors ({@link ReadCursors}): sequential readers continue without seeking and read exactly. */
+/**
+ * Pooled read cursors ({@link ReadCursors}): sequential readers continue without seeking and read
+ * exactly. Reads racing the reaper's idle close are in {@link LogStoreTest}.
+ */
 @Timeout(60)
 class ReadCursorsTest {
     @TempDir
@@ -158,89 +155,5 @@ class ReadCursorsTest {
             }
             assertEquals(last + 1, afterDrop.next);
         }
-    }
-
-    @Test
-    void readsRacingIdleCloseShouldStayExactAndLeakNoTailer() throws Exception {
-        raceReadsWithTheReaper(LogStore.FORGET_SLOTS_AFTER);
-    }
-
-    /** The reaper also forgets each slot as soon as it is unused: a read that looked one up just before must not open a queue there. */
-    @Test
-    void readsRacingTheReaperForgettingSlotsShouldLeaveNoQueueOpen() throws Exception {
-        raceReadsWithTheReaper(Duration.ZERO);
-    }
-
-    /**
-     * Readers page through their logs again and again while another thread runs the reaper's turn
-     * without pause (every log not in use is closed at once); every page must be exact, and when the
-     * store closes, every pooled tailer must be closed with it.
-     */
-    private void raceReadsWithTheReaper(Duration forgetSlotsAfter) throws Exception {
-        int openBefore = ReadCursors.openTailers();
-        LogConfig config = LogConfig.defaults(dir, Durability.OS).withOpenLimits(Duration.ZERO, 1000);
-        int logs = 3;
-        int entries = 3000;
-        try (Writers writers = new Writers("test", 1, Durability.OS, 1024, nanos -> { })) {
-            LogStore store = new LogStore(config, writers, forgetSlotsAfter);
-            try {
-                for (int l = 0; l < logs; l++) {
-                    for (int b = 0; b < entries / 100; b++) {
-                        store.append("w", "race" + l, new AppendRequest(data(b * 100L + 1, 100),
-                                Collections.nCopies(100, null), null, null, null)).join();
-                    }
-                }
-                int wantedCloses = 50;
-                AtomicInteger closes = new AtomicInteger();
-                CountDownLatch readersDone = new CountDownLatch(logs);
-                ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-                List<Thread> threads = new ArrayList<>();
-                for (int l = 0; l < logs; l++) {
-                    String log = "race" + l;
-                    threads.add(Thread.ofPlatform().name("reader-" + l).start(() -> {
-                        try {
-                            int passes = 0;
-                            // page through again and again until the closer has closed logs under the readers often enough
-                            while (passes == 0 || closes.get() < wantedCloses) {
-                                long next = 1;
-                                while (next <= entries) {
-                                    Page p = store.readForward("w", log, next, 7);
-                                    for (int i = 0; i < p.entries().size(); i++) {
-                                        Entry e = p.entries().get(i);
-                                        assertEquals(next + i, e.seq());
-                                        assertEquals("{\"n\":" + e.seq() + "}", e.dataText());
-                                    }
-                                    assertEquals(next + p.entries().size(), p.next());
-                                    next = p.next();
-                                }
-                                passes++;
-                            }
-                        } catch (Throwable t) {
-                            failures.add(t);
-                        } finally {
-                            readersDone.countDown();
-                        }
-                    }));
-                }
-                Thread closer = Thread.ofPlatform().name("closer").start(() -> {
-                    while (readersDone.getCount() > 0) {
-                        closes.addAndGet(store.closeIdle());
-                        Thread.onSpinWait();
-                    }
-                });
-                assertTrue(readersDone.await(50, TimeUnit.SECONDS), "readers finished");
-                closer.join();
-                for (Thread t : threads) {
-                    t.join();
-                }
-                if (!failures.isEmpty()) {
-                    throw new AssertionError("a reader failed", failures.peek());
-                }
-                assertTrue(closes.get() >= wantedCloses, "logs were closed between reads: " + closes.get());
-            } finally {
-                store.close();
-            }
-        }
-        assertEquals(openBefore, ReadCursors.openTailers(), "every pooled tailer closed with its log");
     }
 }
