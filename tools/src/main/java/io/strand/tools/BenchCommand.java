@@ -68,7 +68,7 @@ final class BenchCommand implements Callable<Integer> {
         ArrayNode results = Json.MAPPER.createArrayNode();
         System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
                 + Runtime.getRuntime().availableProcessors() + " cores" + (quick ? ", QUICK sizes" : ""));
-        try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), serverJvmOptions())) {
+        try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), List.of("-Xmx2g"))) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
             LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick);
             for (String name : chosen) {
@@ -78,7 +78,6 @@ final class BenchCommand implements Callable<Integer> {
                 System.out.println(report.line());
                 results.add(report.json());
             }
-            server.terminate(); // a clean stop, so a flight recording asked for in STRAND_BENCH_SERVER_OPTS is written
         } finally {
             deleteTree(data);
             if (cold != null) {
@@ -95,20 +94,6 @@ final class BenchCommand implements Callable<Integer> {
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
         return 0;
-    }
-
-    /**
-     * The bench server's JVM options: a 2 GiB heap, then whatever {@code STRAND_BENCH_SERVER_OPTS}
-     * adds (space-separated), e.g. {@code -XX:StartFlightRecording=filename=/tmp/server.jfr} to
-     * profile the server rather than the client ({@code STRAND_JAVA_OPTS} reaches only the CLI JVM).
-     */
-    static List<String> serverJvmOptions() {
-        List<String> options = new ArrayList<>(List.of("-Xmx2g"));
-        String extra = System.getenv("STRAND_BENCH_SERVER_OPTS");
-        if (extra != null && !extra.isBlank()) {
-            options.addAll(List.of(extra.trim().split("\\s+")));
-        }
-        return options;
     }
 
     /** The cold-tier scenarios, with their own server started on first use. */
