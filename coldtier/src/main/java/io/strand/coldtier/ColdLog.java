@@ -75,6 +75,11 @@ public final class ColdLog {
         return snapshot().manifest();
     }
 
+    /** True once a manifest was read or committed here, so {@link #manifest()} needs no object-store request. */
+    public boolean manifestLoaded() {
+        return snapshot.get() != null;
+    }
+
     /** Re-reads the manifest from the store (another process may have rolled or compacted). */
     public Manifest refresh() {
         return guard(() -> {

@@ -14,6 +14,11 @@ public record Entry(long seq, long ts, String key, byte[] data) {
 
     /** Bytes this entry adds to a frame or page, used for the 256 KiB frame cap. */
     public int weight() {
-        return data.length + (key == null ? 0 : key.length()) + 48;
+        return weight(data.length, key);
+    }
+
+    /** {@link #weight()} of an entry with {@code dataLength} bytes of data, for readers that build no {@code Entry}. */
+    public static int weight(int dataLength, String key) {
+        return dataLength + (key == null ? 0 : key.length()) + 48;
     }
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.testing.RawSocket;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
+import io.strand.core.Json;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -281,6 +282,79 @@ class SocketIT {
         slow.close();
         fast.close();
         fastReader.join();
+    }
+
+    /**
+     * The {@code read} op: forward pages (served on the socket's own thread from pooled cursors),
+     * backward and by-time pages (handed to a reply thread), two readers interleaved on one log, keys
+     * and non-ASCII data; every page carries exactly what was written and equals the HTTP page.
+     */
+    @Test
+    void readOpShouldPageExactlyWhatWasWrittenLikeHttp() throws Exception {
+        String log = "ws-pages";
+        List<String> written = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        try (WsClient writer = WsClient.connect(server.wsUrl("acme"))) {
+            for (int i = 1; i <= 40; i++) {
+                StringBuilder req = new StringBuilder("\"log\":\"" + log + "\",\"entries\":[");
+                int n = i % 4 == 0 ? 9 : 1;
+                for (int j = 0; j < n; j++) {
+                    String d = "{\"i\":" + i + ",\"j\":" + j + ",\"s\":\"\u00e9\u4e2d\\\"q\"}";
+                    String key = j % 3 == 0 ? "k\\\"\u00fc" + j : null;
+                    written.add(Json.MAPPER.readTree(d).toString());
+                    keys.add(key == null ? null : Json.MAPPER.readTree("\"" + key + "\"").asText());
+                    req.append(j == 0 ? "" : ",").append("{\"data\":").append(d).append(key == null ? "" : ",\"key\":\"" + key + "\"").append('}');
+                }
+                JsonNode ack = writer.reply(writer.request("append", req.append(']').toString()), 30_000);
+                assertTrue(ack.get("ok").asBoolean(), ack.toString());
+            }
+        }
+        try (WsClient a = WsClient.connect(server.wsUrl("acme")); WsClient b = WsClient.connect(server.wsUrl("acme"))) {
+            long nextA = 1;
+            long nextB = 1;
+            int page = 0;
+            while (nextA <= written.size() || nextB <= written.size()) {
+                String idA = "\"a-" + page + "\"";
+                a.send("{\"id\":" + idA + ",\"op\":\"read\",\"log\":\"" + log + "\",\"from\":" + nextA + ",\"limit\":7}");
+                JsonNode ra = a.next(10_000);
+                assertEquals("a-" + page, ra.get("id").asText(), "a string id comes back as the same JSON value");
+                nextA = checkPage(ra, nextA, written, keys, "/v1/ws/acme/logs/" + log + "/entries?from=" + nextA + "&limit=7");
+                JsonNode rb = b.reply(b.request("read", "\"log\":\"" + log + "\",\"from\":" + nextB + ",\"limit\":5"), 10_000);
+                nextB = checkPage(rb, nextB, written, keys, "/v1/ws/acme/logs/" + log + "/entries?from=" + nextB + "&limit=5");
+                page++;
+            }
+            JsonNode back = a.reply(a.request("read", "\"log\":\"" + log + "\",\"before\":\"end\",\"limit\":6"), 10_000);
+            assertEquals(written.size() - 5, back.get("prev").asLong());
+            assertEquals(withoutReplyFields(back), server.http.get("/v1/ws/acme/logs/" + log + "/entries?before=end&limit=6").json());
+            long ts = back.get("entries").get(0).get("ts").asLong();
+            JsonNode byTime = a.reply(a.request("read", "\"log\":\"" + log + "\",\"fromTime\":" + ts + ",\"limit\":3"), 10_000);
+            assertEquals(withoutReplyFields(byTime), server.http.get("/v1/ws/acme/logs/" + log + "/entries?fromTime=" + ts + "&limit=3").json());
+        }
+    }
+
+    /** Checks one forward page from {@code from} against what was written and the HTTP page; returns its next. */
+    private static long checkPage(JsonNode reply, long from, List<String> written, List<String> keys, String httpPath) {
+        assertTrue(reply.get("ok").asBoolean(), reply.toString());
+        JsonNode entries = reply.get("entries");
+        for (int i = 0; i < entries.size(); i++) {
+            JsonNode e = entries.get(i);
+            int idx = (int) (from + i - 1);
+            assertEquals(from + i, e.get("seq").asLong());
+            assertEquals(written.get(idx), e.get("data").toString(), "data of seq " + (from + i));
+            assertEquals(keys.get(idx), e.has("key") ? e.get("key").asText() : null, "key of seq " + (from + i));
+        }
+        long next = reply.get("next").asLong();
+        assertEquals(Math.min(from, written.size() + 1) + entries.size(), next);
+        assertEquals(written.size(), reply.get("head").asLong());
+        assertEquals(withoutReplyFields(reply), server.http.get(httpPath).json());
+        return next;
+    }
+
+    private static JsonNode withoutReplyFields(JsonNode reply) {
+        com.fasterxml.jackson.databind.node.ObjectNode page = reply.deepCopy();
+        page.remove("id");
+        page.remove("ok");
+        return page;
     }
 
     @Test

@@ -13,6 +13,9 @@ interface ColdPart {
 
     int segments();
 
+    /** True when {@link #firstSeq()} and {@link #lastSeq()} answer from memory, without the object store. */
+    boolean inMemory();
+
     /** As {@link HotLog#read}: entries with {@code fromSeq ≤ seq ≤ toSeq}; returns the seq after the last one delivered. */
     long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink);
 
@@ -30,6 +33,10 @@ interface ColdPart {
 
         public int segments() {
             return 0;
+        }
+
+        public boolean inMemory() {
+            return true;
         }
 
         public long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {

@@ -72,6 +72,11 @@ public final class ColdTier implements AutoCloseable {
         }
 
         @Override
+        public boolean inMemory() {
+            return cold.manifestLoaded();
+        }
+
+        @Override
         public long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
             long next = fromSeq;
             int count = 0;

@@ -91,17 +91,31 @@ final class EntryCodec {
         return new Header(ENTRIES, firstSeq, ts, count, producerId, producerSeq, firstSeq);
     }
 
-    /** Reads the next entry of an ENTRIES excerpt, or skips it when {@code keep} is false (returns null). */
-    static Entry readEntry(Bytes<?> in, long seq, long ts, boolean keep) {
+    /**
+     * Reads the next entry of an ENTRIES excerpt and hands it to {@code sink}, its data copied
+     * through the cursor's scratch array (no object per entry); returns its {@link Entry#weight}.
+     */
+    static int readEntry(Bytes<?> in, long seq, long ts, ReadCursors.Cursor cursor, EntrySink sink) {
         String key = in.readByte() != 0 ? in.readUtf8() : null;
         int n = (int) in.readStopBit();
-        if (!keep) {
-            in.readSkip(n);
-            return null;
+        byte[] scratch = cursor.scratch;
+        if (scratch.length < n) {
+            scratch = new byte[Math.max(n, scratch.length * 2)];
+            cursor.scratch = scratch;
         }
-        byte[] data = new byte[n];
-        in.read(data);
-        return new Entry(seq, ts, key, data);
+        if (n > 0 && in.read(scratch, 0, n) != n) {
+            throw new IllegalStateException("entry " + seq + " is cut short: " + n + " data bytes announced");
+        }
+        sink.entry(seq, ts, key, scratch, 0, n);
+        return Entry.weight(n, key);
+    }
+
+    /** Skips the next entry of an ENTRIES excerpt. */
+    static void skipEntry(Bytes<?> in) {
+        if (in.readByte() != 0) {
+            in.readUtf8();
+        }
+        in.readSkip(in.readStopBit());
     }
 
     /** Sum of data bytes of the remaining entries of an ENTRIES excerpt (for the bytes counter on recovery). */

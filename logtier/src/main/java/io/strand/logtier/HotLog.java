@@ -19,7 +19,8 @@ import net.openhft.chronicle.wire.DocumentContext;
 
 /**
  * The hot part of one log: its own Chronicle Queue directory. The appender is used only by the
- * log's writer (through {@link Log}); reads create their own tailer, so any thread may read.
+ * log's writer (through {@link Log}); reads borrow a tailer from the log's {@link ReadCursors}, so
+ * any thread may read and a sequential reader continues where its last read stopped.
  * The head is always recovered from the queue itself, never from a counter kept beside it.
  * The queue is never forced here: in {@code fsync} mode each append's excerpt is also logged to
  * the {@link io.strand.core.WriteAheadLog}, which replays it into the queue after a power loss.
@@ -29,6 +30,7 @@ final class HotLog implements AutoCloseable {
     private final SingleChronicleQueue queue;
     private final RollCycle rollCycle;
     private final SeqIndex index = new SeqIndex();
+    private final ReadCursors cursors;
     private ExcerptAppender appender;
     /** The last batch's excerpt as encoded; the writer's scratch (writer thread only). */
     private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
@@ -42,6 +44,7 @@ final class HotLog implements AutoCloseable {
         this.dir = dir;
         this.queue = queue;
         this.rollCycle = queue.rollCycle();
+        this.cursors = new ReadCursors(queue);
     }
 
     static HotLog open(Path dir, LogConfig config) {
@@ -277,57 +280,124 @@ final class HotLog implements AutoCloseable {
 
     /**
      * Reads entries with {@code fromSeq ≤ seq ≤ toSeq} in order, at most {@code maxEntries} and, past
-     * the first entry, at most {@code maxBytes} of weight. Any thread.
+     * the first entry, at most {@code maxBytes} of weight, on a pooled cursor: one left exactly at
+     * {@code fromSeq} by an earlier read continues without a seek. Any thread; {@code toSeq} must not
+     * pass the last seq written.
      * @return the seq after the last entry delivered
      */
-    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, EntrySink sink) {
         long from = Math.max(fromSeq, firstSeq);
         if (from > toSeq || firstSeq == 0) {
             return fromSeq;
         }
+        ReadCursors.Cursor cursor = cursors.borrow(from);
+        boolean known = false;
+        try {
+            long next = read(cursor, from, toSeq, maxEntries, maxBytes, sink);
+            known = true;
+            return next;
+        } finally {
+            cursors.giveBack(cursor, known);
+        }
+    }
+
+    /**
+     * The read loop on one cursor. Keeps the cursor's invariant ({@link ReadCursors.Cursor}): a read
+     * that stops inside a batch leaves that batch's excerpt unread ({@code rollbackOnClose}), so the
+     * next read from {@code cursor.nextSeq} finds it again and skips the entries already delivered.
+     */
+    private long read(ReadCursors.Cursor cursor, long from, long toSeq, int maxEntries, long maxBytes, EntrySink sink) {
+        ExcerptTailer tailer = cursor.tailer;
+        if (cursor.nextSeq != from) {
+            cursor.nextSeq = -1;
+            cursors.sought();
+            if (moveTo(tailer, from) == null) {
+                return from;
+            }
+            cursor.nextSeq = from;
+        }
         long next = from;
         int count = 0;
         long bytes = 0;
-        try (ExcerptTailer tailer = queue.createTailer()) {
-            if (moveTo(tailer, from) == null) {
-                return next;
-            }
-            while (count < maxEntries && next <= toSeq) {
-                try (DocumentContext dc = tailer.readingDocument()) {
-                    if (!dc.isPresent()) {
-                        break;
-                    }
+        boolean sought = false;
+        reading:
+        while (count < maxEntries && next <= toSeq && (count == 0 || bytes < maxBytes)) {
+            boolean present;
+            try (DocumentContext dc = tailer.readingDocument()) {
+                present = dc.isPresent();
+                if (present) {
                     Bytes<?> in = dc.wire().bytes();
                     EntryCodec.Header h = EntryCodec.readHeader(in);
-                    if (h.kind() == EntryCodec.PADDING) {
-                        continue;
+                    if (h.kind() == EntryCodec.PADDING || h.lastSeq() < next) {
+                        continue; // a padding, or a batch delivered before
+                    }
+                    if (h.firstSeq() > next) {
+                        throw corrupt(next, "a read found seqs " + h.firstSeq() + ".." + h.lastSeq() + " where this seq belongs");
                     }
                     for (int i = 0; i < h.count(); i++) {
                         long seq = h.firstSeq() + i;
-                        boolean wanted = seq >= next && seq <= toSeq && count < maxEntries
-                                && (count == 0 || bytes < maxBytes);
-                        Entry e = EntryCodec.readEntry(in, seq, h.ts(), wanted);
-                        if (e != null) {
-                            sink.accept(e);
+                        if (seq < next) {
+                            EntryCodec.skipEntry(in);
+                        } else if (seq > toSeq || count >= maxEntries || (count > 0 && bytes >= maxBytes)) {
+                            dc.rollbackOnClose(); // the rest of this batch is for the next read
+                            break reading;
+                        } else {
+                            bytes += EntryCodec.readEntry(in, seq, h.ts(), cursor, sink);
                             count++;
-                            bytes += e.weight();
                             next = seq + 1;
-                        } else if (seq >= next) {
-                            return next; // a limit was reached inside this batch
                         }
                     }
                 }
-                if (count > 0 && bytes >= maxBytes) {
+            }
+            if (!present) {
+                // next ≤ toSeq was written, so its batch is in the files: a tailer that does not see it
+                // has not yet followed a roll to the next cycle file; find it through the index, once.
+                if (sought) {
                     break;
+                }
+                sought = true;
+                cursors.sought();
+                if (moveTo(tailer, next) == null) {
+                    cursor.nextSeq = -1; // where a failed moveToIndex leaves the tailer is not known
+                    return next;
                 }
             }
         }
+        cursor.nextSeq = next;
         return next;
+    }
+
+    /** As {@link #read(long, long, int, long, EntrySink)}, each entry as an {@link Entry}. */
+    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+        return read(fromSeq, toSeq, maxEntries, maxBytes, EntrySink.of(sink));
     }
 
     /** The ts of {@code seq} (one random read), for time search. */
     long tsOf(long seq) {
-        return headerAt(seq).ts();
+        ReadCursors.Cursor cursor = cursors.borrow(seq);
+        boolean known = false;
+        try {
+            cursor.nextSeq = -1;
+            EntryCodec.Header h = moveTo(cursor.tailer, seq);
+            if (h == null) {
+                throw corrupt(seq, "no excerpt at its index");
+            }
+            cursor.nextSeq = h.firstSeq(); // left at the batch's excerpt, unread: a read from its first seq continues here
+            known = true;
+            return h.ts();
+        } finally {
+            cursors.giveBack(cursor, known);
+        }
+    }
+
+    /** True when {@code seq} lies in the newest cycle file, the one the writer holds open (or past the head). */
+    boolean inNewestCycle(long seq) {
+        int last = index.lastCycle();
+        return last != Integer.MIN_VALUE && index.cycleOf(seq) == last;
+    }
+
+    ReadCursors cursors() {
+        return cursors;
     }
 
     /** Visits every batch header with a seq ≥ {@code fromSeq}, with the data bytes it holds. Any thread. */
@@ -404,6 +474,7 @@ final class HotLog implements AutoCloseable {
             queue.refreshDirectoryListing();
             index.dropCyclesBefore(keepCycle);
             firstSeq = firstReadableSeq();
+            cursors.invalidate(); // an idle tailer left on a deleted file would keep it mapped
         }
         return dropped;
     }
@@ -439,6 +510,7 @@ final class HotLog implements AutoCloseable {
             appender.close();
             appender = null;
         }
+        cursors.close(); // before the queue: tailers left open would keep its files mapped
         queue.close();
     }
 }

@@ -15,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * One open log: its hot queue, its cold part, its idempotent-producer window and counters.
@@ -215,25 +214,51 @@ final class Log implements AutoCloseable {
         }
     }
 
-    /** Entries {@code from ≤ seq ≤ min(toSeq, head)} across cold and hot, in order; returns the next seq. */
-    long read(long from, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+    /**
+     * Entries {@code from ≤ seq ≤ min(toSeq, head)} across cold and hot, in order, into {@code sink};
+     * returns the next seq.
+     */
+    long read(long from, long toSeq, int maxEntries, long maxBytes, EntrySink sink) {
+        Counter counter = new Counter(sink);
         long upTo = Math.min(toSeq, head());
         long next = from;
-        int[] count = {0};
-        long[] weight = {0};
-        Consumer<Entry> counting = e -> {
-            count[0]++;
-            weight[0] += e.weight();
-            sink.accept(e);
-        };
         long hotFirst = hot.firstSeq();
         if (next <= upTo && (hotFirst == 0 || next < hotFirst) && cold.lastSeq() >= next) {
-            next = cold.read(next, Math.min(upTo, cold.lastSeq()), maxEntries, maxBytes, counting);
+            next = cold.read(next, Math.min(upTo, cold.lastSeq()), maxEntries, maxBytes,
+                    e -> counter.entry(e.seq(), e.ts(), e.key(), e.data(), 0, e.data().length));
         }
-        if (count[0] < maxEntries && (count[0] == 0 || weight[0] < maxBytes) && next <= upTo) {
-            next = hot.read(next, upTo, maxEntries - count[0], Math.max(1, maxBytes - weight[0]), counting);
+        if (counter.count < maxEntries && (counter.count == 0 || counter.weight < maxBytes) && next <= upTo) {
+            next = hot.read(next, upTo, maxEntries - counter.count, Math.max(1, maxBytes - counter.weight), counter);
         }
         return next;
+    }
+
+    /** Counts what passes to the sink, so the hot part of a read continues the cold part's limits. */
+    private static final class Counter implements EntrySink {
+        private final EntrySink sink;
+        int count;
+        long weight;
+
+        Counter(EntrySink sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public void entry(long seq, long ts, String key, byte[] data, int offset, int length) {
+            count++;
+            weight += Entry.weight(length, key);
+            sink.entry(seq, ts, key, data, offset, length);
+        }
+    }
+
+    /**
+     * True when a forward read from {@code from} needs nothing but this open log's newest hot cycle
+     * file (which the writer holds mapped) and cold bounds already in memory: no file to open, no
+     * object-store round trip. Such a read may run on a socket's own thread.
+     */
+    boolean readsInPlace(long from) {
+        long hotFirst = hot.firstSeq();
+        return hotFirst > 0 && from >= hotFirst && (hotFirst == 1 || cold.inMemory()) && hot.inNewestCycle(from);
     }
 
     /** The first seq with ts ≥ {@code ts} (binary search: ts never decreases within a log), or head+1. */

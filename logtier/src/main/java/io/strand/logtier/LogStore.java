@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -36,6 +37,9 @@ public final class LogStore implements AutoCloseable {
     static final byte WAL_DELETE = 2;
     private final LogConfig config;
     private final Writers writers;
+    /** A closed, unused log's slot is forgotten only this long after its last lookup (see {@link LogSlot#forgettable}). */
+    static final Duration FORGET_SLOTS_AFTER = Duration.ofSeconds(60);
+    private volatile long forgetAfterNanos = FORGET_SLOTS_AFTER.toNanos();
     private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
     private final AtomicInteger openLogs = new AtomicInteger();
@@ -209,41 +213,101 @@ public final class LogStore implements AutoCloseable {
 
     /** Forward page from {@code from} (0 means 1). */
     public Page readForward(String ws, String name, long from, int limit) {
-        return withLog(ws, name, log -> forward(log, Math.max(from, 1), limit, Long.MAX_VALUE), emptyPage(from));
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        return Page.of(readForward(ws, name, from, limit, EntrySink.of(entries::add)), entries);
+    }
+
+    /** As {@link #readForward(String, String, long, int)}, the entries streamed into {@code sink}. */
+    public PageInfo readForward(String ws, String name, long from, int limit, EntrySink sink) {
+        return withLog(ws, name, log -> forward(log, Math.max(from, 1), limit, Long.MAX_VALUE, sink), emptyPage(from));
+    }
+
+    /**
+     * As {@link #readForward(String, String, long, int, EntrySink)} when the page can be served from
+     * memory and already open files (the log is open, the page starts in its newest hot cycle file,
+     * no cold bound needs the object store), so a caller may serve it on its own thread; null when
+     * not, having read nothing.
+     */
+    public PageInfo readForwardInPlace(String ws, String name, long from, int limit, EntrySink sink) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        LogSlot slot = slot(ws, name);
+        Log log = slot.acquireIfOpen();
+        if (log == null) {
+            return null;
+        }
+        if (!registered(slot)) {
+            letGo(slot);
+            return null;
+        }
+        try {
+            long start = Math.max(from, 1);
+            return log.readsInPlace(start) ? forward(log, start, limit, Long.MAX_VALUE, sink) : null;
+        } finally {
+            slot.release();
+        }
     }
 
     /** Up to {@code limit} entries, ending before {@code before} (Long.MAX_VALUE = after the head), ascending. */
     public Page readBackward(String ws, String name, long before, int limit) {
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        return Page.of(readBackward(ws, name, before, limit, EntrySink.of(entries::add)), entries);
+    }
+
+    /** As {@link #readBackward(String, String, long, int)}, the entries streamed into {@code sink}. */
+    public PageInfo readBackward(String ws, String name, long before, int limit, EntrySink sink) {
         return withLog(ws, name, log -> {
             long head = log.head();
             long end = Math.min(before, head + 1);
             long first = log.first();
             long start = Math.max(first, end - limit);
-            List<Entry> entries = new ArrayList<>();
+            long[] firstRead = {-1};
+            int[] count = {0};
+            long next = end;
             if (start < end) {
-                log.read(start, end - 1, limit, Long.MAX_VALUE, entries::add);
+                long after = log.read(start, end - 1, limit, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> {
+                    if (count[0]++ == 0) {
+                        firstRead[0] = seq;
+                    }
+                    sink.entry(seq, ts, key, data, offset, length);
+                });
+                if (count[0] > 0) {
+                    next = after;
+                }
             }
-            long prev = entries.isEmpty() ? Math.min(start, end) : entries.getFirst().seq();
-            return new Page(entries, entries.isEmpty() ? end : entries.getLast().seq() + 1, prev, first, head, null);
-        }, new Page(List.of(), 1, 1, 1, 0, null));
+            long prev = count[0] == 0 ? Math.min(start, end) : firstRead[0];
+            return new PageInfo(count[0], next, prev, first, head, null);
+        }, new PageInfo(0, 1, 1, 1, 0, null));
     }
 
     /** Forward page from the first entry with ts ≥ {@code ts}. */
     public Page readFromTime(String ws, String name, long ts, int limit) {
-        return withLog(ws, name, log -> forward(log, log.seqAtOrAfter(ts), limit, Long.MAX_VALUE), emptyPage(1));
+        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
+        return Page.of(readFromTime(ws, name, ts, limit, EntrySink.of(entries::add)), entries);
+    }
+
+    /** As {@link #readFromTime(String, String, long, int)}, the entries streamed into {@code sink}. */
+    public PageInfo readFromTime(String ws, String name, long ts, int limit, EntrySink sink) {
+        return withLog(ws, name, log -> forward(log, log.seqAtOrAfter(ts), limit, Long.MAX_VALUE, sink), emptyPage(1));
     }
 
     /** A chunk for a subscription: at most {@code maxEntries} and about {@code maxBytes}. */
     public Page readChunk(String ws, String name, long from, int maxEntries, long maxBytes) {
-        return withLog(ws, name, log -> forward(log, Math.max(from, 1), maxEntries, maxBytes), emptyPage(from));
+        List<Entry> entries = new ArrayList<>(Math.min(maxEntries, 1024));
+        return Page.of(readChunk(ws, name, from, maxEntries, maxBytes, EntrySink.of(entries::add)), entries);
     }
 
-    private static Page emptyPage(long from) {
+    /** As {@link #readChunk(String, String, long, int, long)}, the entries streamed into {@code sink}. */
+    public PageInfo readChunk(String ws, String name, long from, int maxEntries, long maxBytes, EntrySink sink) {
+        return withLog(ws, name, log -> forward(log, Math.max(from, 1), maxEntries, maxBytes, sink), emptyPage(from));
+    }
+
+    private static PageInfo emptyPage(long from) {
         long f = Math.max(from, 1);
-        return new Page(List.of(), f, 0, 1, 0, null);
+        return new PageInfo(0, f, 0, 1, 0, null);
     }
 
-    private Page forward(Log log, long from, int limit, long maxBytes) {
+    private PageInfo forward(Log log, long from, int limit, long maxBytes, EntrySink sink) {
         long first = log.first();
         long head = log.head();
         Page.Gap gap = null;
@@ -252,9 +316,12 @@ public final class LogStore implements AutoCloseable {
             gap = new Page.Gap(from, first - 1);
             start = first;
         }
-        List<Entry> entries = new ArrayList<>(Math.min(limit, 1024));
-        long next = log.read(start, head, limit, maxBytes, entries::add);
-        return new Page(entries, Math.max(next, start), 0, first, head, gap);
+        int[] count = {0};
+        long next = log.read(start, head, limit, maxBytes, (seq, ts, key, data, offset, length) -> {
+            count[0]++;
+            sink.entry(seq, ts, key, data, offset, length);
+        });
+        return new PageInfo(count[0], Math.max(next, start), 0, first, head, gap);
     }
 
     public Optional<LogInfo> info(String ws, String name) {
@@ -308,16 +375,33 @@ public final class LogStore implements AutoCloseable {
     private <T> T withLog(String ws, String name, java.util.function.Function<Log, T> body, T absent) {
         Names.workspace(ws);
         Names.object("log", name);
-        LogSlot slot = slot(ws, name);
-        Log log = slot.acquire(false);
-        if (log == null) {
-            return absent;
+        while (true) {
+            LogSlot slot = slot(ws, name);
+            Log log = slot.acquire(false);
+            if (log == null) {
+                return absent;
+            }
+            if (!registered(slot)) {
+                letGo(slot); // forgotten between the lookup and the acquire: never read through a second open queue
+                continue;
+            }
+            try {
+                return body.apply(log);
+            } finally {
+                slot.release();
+            }
         }
-        try {
-            return body.apply(log);
-        } finally {
-            slot.release();
-        }
+    }
+
+    /** True while {@code slot} is the one the registry holds for its log (held, it stays so). */
+    private boolean registered(LogSlot slot) {
+        return slots.get(slot.ws + '/' + slot.name) == slot;
+    }
+
+    /** Releases an acquire made on a slot the reaper forgot meanwhile, closing the log it opened there. */
+    private static void letGo(LogSlot orphan) {
+        orphan.release();
+        orphan.closeIfIdle(Long.MAX_VALUE, 0); // its last user closes it
     }
 
     // ---------------------------------------------------------------- subscriptions
@@ -326,9 +410,14 @@ public final class LogStore implements AutoCloseable {
     public LogWatch watch(String ws, String name) {
         Names.workspace(ws);
         Names.object("log", name);
-        LogSlot slot = slot(ws, name);
-        slot.addWatcher();
-        return new LogWatch(this, ws, name, slot);
+        while (true) {
+            LogSlot slot = slot(ws, name);
+            slot.addWatcher();
+            if (registered(slot)) { // watched, it is never forgotten; a forgotten one would never see the head move
+                return new LogWatch(this, ws, name, slot);
+            }
+            slot.removeWatcher();
+        }
     }
 
     /** Current committed head of a log (opening it if it exists). */
@@ -346,13 +435,30 @@ public final class LogStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- slots
 
+    /**
+     * The registry's slot for a log, created on first touch. Each lookup is stamped under the map's
+     * lock for that key, atomically with the reaper forgetting the slot ({@link #closeIdle}), so a
+     * slot just looked up is never forgotten before its caller uses it.
+     */
     private LogSlot slot(String ws, String name) {
-        String key = ws + '/' + name;
-        return slots.computeIfAbsent(key, k -> new LogSlot(ws, name, config.logsDir().resolve(ws).resolve(name)));
+        return slots.compute(ws + '/' + name, (key, found) -> {
+            LogSlot slot = found != null ? found : new LogSlot(ws, name, config.logsDir().resolve(ws).resolve(name));
+            slot.lookedUp = System.nanoTime();
+            return slot;
+        });
     }
 
-    /** Closes idle logs, least recently used first when too many are open, and forgets unused slots. */
-    private void closeIdle() {
+    /** Replaces {@link #FORGET_SLOTS_AFTER}: tests shorten it to race the reaper forgetting slots. */
+    void forgetSlotsAfter(Duration after) {
+        forgetAfterNanos = after.toNanos();
+    }
+
+    /**
+     * Closes idle logs, least recently used first when too many are open, and forgets unused slots
+     * (the reaper's turn); returns how many it closed.
+     */
+    int closeIdle() {
+        int closed = 0;
         try {
             long now = System.nanoTime();
             long idleNanos = config.idleClose().toNanos();
@@ -365,14 +471,14 @@ public final class LogStore implements AutoCloseable {
                 boolean force = over > 0;
                 if (slot.closeIfIdle(now, force ? 0 : idleNanos)) {
                     over--;
+                    closed++;
                 }
-                if (slot.removable()) {
-                    slots.remove(slot.ws + '/' + slot.name, slot);
-                }
+                slots.computeIfPresent(slot.ws + '/' + slot.name, (key, found) -> found == slot && slot.forgettable() ? null : found);
             }
         } catch (RuntimeException e) {
             System.getLogger("strand.logs").log(System.Logger.Level.WARNING, "idle close failed", e);
         }
+        return closed;
     }
 
     public int openLogs() {
@@ -401,6 +507,8 @@ public final class LogStore implements AutoCloseable {
         private int active;
         private int watchers;
         private long lastUsed = System.nanoTime();
+        /** When {@link LogStore#slot} last returned this slot (stamped under the registry's lock for its key). */
+        volatile long lookedUp = System.nanoTime();
 
         LogSlot(String ws, String name, Path dir) {
             this.ws = ws;
@@ -484,6 +592,16 @@ public final class LogStore implements AutoCloseable {
             }
         }
 
+        /** The log when it is open already (counted as in use, like {@link #acquire}); null when opening it would touch files. */
+        synchronized Log acquireIfOpen() {
+            if (log == null) {
+                return null;
+            }
+            active++;
+            lastUsed = System.nanoTime();
+            return log;
+        }
+
         synchronized void release() {
             active--;
             lastUsed = System.nanoTime();
@@ -511,8 +629,14 @@ public final class LogStore implements AutoCloseable {
             return true;
         }
 
-        synchronized boolean removable() {
-            return log == null && active == 0 && watchers == 0;
+        /**
+         * True when the registry may drop this slot: its log is closed, unused and unwatched, nothing
+         * waits for it to open, and it was not looked up for {@link #FORGET_SLOTS_AFTER} (a lookup is
+         * followed by its acquire, watch or writer turn well within that; reads also check, see withLog).
+         */
+        synchronized boolean forgettable() {
+            return log == null && active == 0 && watchers == 0 && waitingForOpen == null
+                    && System.nanoTime() - lookedUp >= forgetAfterNanos;
         }
 
         /** Closes and removes the log's files; writer thread. */

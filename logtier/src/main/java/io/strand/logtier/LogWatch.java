@@ -24,6 +24,11 @@ public final class LogWatch implements AutoCloseable {
         return store.readChunk(ws, name, from, maxEntries, maxBytes);
     }
 
+    /** As {@link #read(long, int, long)}, the entries streamed into {@code sink}. */
+    public PageInfo read(long from, int maxEntries, long maxBytes, EntrySink sink) {
+        return store.readChunk(ws, name, from, maxEntries, maxBytes, sink);
+    }
+
     /** Current committed head (0 for a log that was never appended to). */
     public long head() {
         return store.headOf(ws, name, slot);

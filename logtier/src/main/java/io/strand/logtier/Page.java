@@ -15,4 +15,9 @@ import java.util.List;
 public record Page(List<Entry> entries, long next, long prev, long first, long head, Gap gap) {
     public record Gap(long from, long to) {
     }
+
+    /** The page a streamed read describes, with the entries its sink collected. */
+    static Page of(PageInfo info, List<Entry> entries) {
+        return new Page(entries, info.next(), info.prev(), info.first(), info.head(), info.gap());
+    }
 }

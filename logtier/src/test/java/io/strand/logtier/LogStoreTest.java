@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.Durability;
+import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
@@ -257,6 +258,115 @@ class LogStoreTest {
         assertTrue(p.entries().isEmpty());
         assertFalse(store.info("w", "nope").isPresent());
         assertThrows(StrandException.class, () -> store.readForward("w", "..", 1, 10));
+    }
+
+    @Test
+    void readsRacingIdleCloseShouldStayExactAndLeakNoTailer() throws Exception {
+        raceReadsWithTheReaper(LogStore.FORGET_SLOTS_AFTER);
+    }
+
+    /** The reaper also forgets each slot as soon as it is unused: a read that looked one up just before must not open a queue there. */
+    @Test
+    void readsRacingTheReaperForgettingSlotsShouldLeaveNoQueueOpen() throws Exception {
+        raceReadsWithTheReaper(java.time.Duration.ZERO);
+    }
+
+    /**
+     * Readers page through their logs again and again while another thread runs the reaper's turn
+     * without pause (every log not in use is closed at once); every page must be exact, and when the
+     * store closes, every queue and every pooled tailer must be closed with it.
+     */
+    private void raceReadsWithTheReaper(java.time.Duration forgetSlotsAfter) throws Exception {
+        int tailersBefore = ReadCursors.openTailers();
+        open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1000));
+        store.forgetSlotsAfter(forgetSlotsAfter);
+        int logs = 3;
+        int entries = 3000;
+        for (int l = 0; l < logs; l++) {
+            for (int b = 0; b < entries / 100; b++) {
+                store.append("w", "race" + l, batch(100, b * 100)).join();
+            }
+        }
+        int wantedCloses = 50;
+        AtomicInteger closes = new AtomicInteger();
+        java.util.concurrent.CountDownLatch readersDone = new java.util.concurrent.CountDownLatch(logs);
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int l = 0; l < logs; l++) {
+            String log = "race" + l;
+            readers.add(Thread.ofPlatform().name("reader-" + l).start(() -> {
+                try {
+                    int passes = 0;
+                    // page through again and again until the reaper has closed logs under the readers often enough
+                    while (passes == 0 || closes.get() < wantedCloses) {
+                        long next = 1;
+                        while (next <= entries) {
+                            Page p = store.readForward("w", log, next, 7);
+                            for (int i = 0; i < p.entries().size(); i++) {
+                                Entry e = p.entries().get(i);
+                                assertEquals(next + i, e.seq());
+                                assertEquals("{\"i\":" + (e.seq() - 1) + "}", e.dataText());
+                            }
+                            assertEquals(next + p.entries().size(), p.next());
+                            next = p.next();
+                        }
+                        passes++;
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                } finally {
+                    readersDone.countDown();
+                }
+            }));
+        }
+        Thread reaper = Thread.ofPlatform().name("reaper-race").start(() -> {
+            while (readersDone.getCount() > 0) {
+                closes.addAndGet(store.closeIdle());
+                Thread.onSpinWait();
+            }
+        });
+        assertTrue(readersDone.await(50, java.util.concurrent.TimeUnit.SECONDS), "readers finished");
+        reaper.join();
+        for (Thread t : readers) {
+            t.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new AssertionError("a reader failed", failures.peek());
+        }
+        assertTrue(closes.get() >= wantedCloses, "logs were closed between reads: " + closes.get());
+        store.close();
+        assertEquals(0, store.openLogs(), "every queue opened by a read was closed");
+        assertEquals(tailersBefore, ReadCursors.openTailers(), "every pooled tailer closed with its log");
+    }
+
+    /** A page is served in place only from an open log's newest cycle file; anything else says null, having read nothing. */
+    @Test
+    void readForwardInPlaceShouldServeOnlyTheNewestCycleOfAnOpenLog() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withRollCycle(TestRollCycles.TEST_SECONDLY)
+                .withOpenLimits(java.time.Duration.ofMinutes(5), 1); // the reaper closes "p" only once a second log is open
+        open(config);
+        long last = store.append("w", "p", batch(3, 0)).join().lastSeq();
+        long firstSecond = System.currentTimeMillis() / 1000; // seq 1 was written in this cycle or before
+        long startedIn;
+        do { // until an append starts in a later second: the queue has rolled
+            startedIn = System.currentTimeMillis() / 1000;
+            last = store.append("w", "p", batch(3, (int) last)).join().lastSeq();
+        } while (startedIn == firstSecond);
+        long newest = store.append("w", "p", batch(3, (int) last)).join().firstSeq(); // first seq in the newest cycle, or later
+        List<Entry> got = new ArrayList<>();
+        PageInfo inPlace = store.readForwardInPlace("w", "p", newest, 2, EntrySink.of(got::add));
+        assertEquals(List.of(newest, newest + 1), got.stream().map(Entry::seq).toList());
+        assertEquals(newest + 2, inPlace.next());
+        assertEquals(newest + 2, inPlace.head());
+        assertEquals(null, store.readForwardInPlace("w", "p", 1, 2, EntrySink.of(got::add)), "seq 1 is in an older cycle file");
+        assertEquals(0, store.readForwardInPlace("w", "p", newest + 3, 2, EntrySink.of(got::add)).count(), "past the head: empty, in place");
+        store.append("w", "q", one("1")).join(); // now two are open, one over the limit: the least recently used goes
+        store.closeIdle();
+        assertEquals(null, store.readForwardInPlace("w", "p", newest, 2, EntrySink.of(got::add)), "a closed log needs its files opened");
+        assertEquals(null, store.readForwardInPlace("w", "never", 1, 2, EntrySink.of(got::add)));
+        assertEquals(2, got.size(), "nothing was read by the calls that said null");
+        assertEquals(List.of(newest), seqs(store.readForward("w", "p", newest, 1))); // reopens the log
+        assertEquals(1, store.readForwardInPlace("w", "p", newest, 1, EntrySink.of(got::add)).count());
     }
 
     @Test

@@ -15,9 +15,10 @@ import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import io.strand.logtier.EntrySink;
 import io.strand.logtier.LogInfo;
 import io.strand.logtier.LogStore;
-import io.strand.logtier.Page;
+import io.strand.logtier.PageInfo;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
@@ -73,19 +74,20 @@ public final class LogsHttp implements HttpService {
         String log = Names.object("log", path(req, "log"));
         require(req, ws, Scope.READ);
         LogRequests.ReadSpec spec = LogRequests.read(name -> param(req, name));
-        Page page = read(logs, ws, log, spec);
-        HttpIo.send(res, 200, EntryJson.page(page, spec.before() != null));
+        EntryJson body = EntryJson.page(spec.limit());
+        PageInfo page = read(logs, ws, log, spec, body);
+        HttpIo.send(res, 200, body.endPage(page, spec.before() != null).bytes());
     }
 
-    /** One read for HTTP and WebSocket. */
-    public static Page read(LogStore logs, String ws, String log, LogRequests.ReadSpec spec) {
+    /** One read for HTTP and WebSocket, its entries streamed into {@code sink}. */
+    public static PageInfo read(LogStore logs, String ws, String log, LogRequests.ReadSpec spec, EntrySink sink) {
         if (spec.before() != null) {
-            return logs.readBackward(ws, log, spec.before(), spec.limit());
+            return logs.readBackward(ws, log, spec.before(), spec.limit(), sink);
         }
         if (spec.fromTime() != null) {
-            return logs.readFromTime(ws, log, spec.fromTime(), spec.limit());
+            return logs.readFromTime(ws, log, spec.fromTime(), spec.limit(), sink);
         }
-        return logs.readForward(ws, log, spec.from(), spec.limit());
+        return logs.readForward(ws, log, spec.from(), spec.limit(), sink);
     }
 
     private void info(ServerRequest req, ServerResponse res) {

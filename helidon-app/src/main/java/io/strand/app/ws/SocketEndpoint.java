@@ -28,7 +28,7 @@ import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.LogStore;
-import io.strand.logtier.Page;
+import io.strand.logtier.PageInfo;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
@@ -283,11 +283,21 @@ public final class SocketEndpoint implements WsListener {
                 principal.require(ws, Scope.READ);
                 String log = logName(req);
                 LogRequests.ReadSpec spec = LogRequests.read(name -> field(req, name));
+                EntryJson reply = EntryJson.reply(id.toString(), spec.limit());
+                if (spec.from() != null) {
+                    // A forward page of the open hot queue is served right here: handing it to another
+                    // thread would cost more than the read. Anything that may open files or reach the
+                    // object store (a closed log, older cycles, cold entries) still goes to a reply thread.
+                    PageInfo page = ctx.logs().readForwardInPlace(ws, log, spec.from(), spec.limit(), reply);
+                    if (page != null) {
+                        out.send(reply.endPage(page, false).text());
+                        return;
+                    }
+                }
                 REPLIES.execute(() -> {
                     try {
-                        Page page = LogsHttp.read(ctx.logs(), ws, log, spec);
-                        String body = EntryJson.page(page, spec.before() != null);
-                        out.send("{\"id\":" + id + ",\"ok\":true," + body.substring(1));
+                        PageInfo page = LogsHttp.read(ctx.logs(), ws, log, spec, reply); // nothing was read into reply yet
+                        out.send(reply.endPage(page, spec.before() != null).text());
                     } catch (RuntimeException e) {
                         reply(id, ApiErrors.classify(e));
                     }

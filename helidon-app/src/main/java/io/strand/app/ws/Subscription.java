@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.EntryJson;
 import io.strand.app.StrandMetrics;
 import io.strand.logtier.LogWatch;
-import io.strand.logtier.Page;
+import io.strand.logtier.PageInfo;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -12,14 +13,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * storage at the cursor, sends it (blocking while the socket drains), and when it reaches the
  * head waits for the head to move. Replay and live tail are the same loop, so a subscriber that
  * falls behind simply keeps reading from storage; at most one frame is in hand at a time.
+ * Entries go from storage straight into the frame's bytes ({@link EntryJson}); the frame buffer is
+ * kept only while the subscription replays, so an idle subscription holds none.
  */
 final class Subscription implements Runnable {
     static final int MAX_FRAME_ENTRIES = 500;
     static final int MAX_FRAME_BYTES = 256 * 1024;
     private static final long PROGRESS_EVERY_NANOS = 500_000_000L;
+    /** First size of a replay's frame buffer: it grows to what a full frame needs, once per replay. */
+    private static final int REPLAY_BUFFER_BYTES = 16 * 1024;
+    /** First size of a live-tail frame buffer (usually a few entries). */
+    private static final int LIVE_BUFFER_BYTES = 1024;
 
     private final String subId;
     private final String subJson;
+    private final byte[] subJsonBytes;
     private final JsonNode requestId;
     private final LogWatch watch;
     private final SocketWriter out;
@@ -40,6 +48,7 @@ final class Subscription implements Runnable {
         StringBuilder sb = new StringBuilder();
         EntryJson.string(sb, subId);
         this.subJson = sb.toString();
+        this.subJsonBytes = subJson.getBytes(StandardCharsets.UTF_8);
         this.requestId = requestId;
         this.startFrom = from;
         this.watch = watch;
@@ -94,6 +103,7 @@ final class Subscription implements Runnable {
         long lastProgress = started;
         long lastSent = started;
         long delivered = 0;
+        EntryJson buffer = null;
         while (active && out.isOpen()) {
             if (watch.deleted()) {
                 out.send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + next + "}");
@@ -104,25 +114,25 @@ final class Subscription implements Runnable {
                 watch.awaitBeyond(Long.MAX_VALUE - 1, heartbeatMillis); // woken by credit or cancel
                 continue;
             }
-            Page page = watch.read(next, (int) Math.min(MAX_FRAME_ENTRIES, allowed), MAX_FRAME_BYTES);
+            if (buffer == null) {
+                buffer = EntryJson.frames(caughtUp ? LIVE_BUFFER_BYTES : REPLAY_BUFFER_BYTES);
+            }
+            buffer.startFrame(subJsonBytes);
+            PageInfo page = watch.read(next, (int) Math.min(MAX_FRAME_ENTRIES, allowed), MAX_FRAME_BYTES, buffer);
             if (page.gap() != null) {
                 out.send(frame("gap") + ",\"from\":" + page.gap().from() + ",\"to\":" + page.gap().to() + "}");
                 next = page.gap().to() + 1;
             }
-            if (!page.entries().isEmpty()) {
+            if (page.count() > 0) {
                 next = page.next();
-                StringBuilder sb = new StringBuilder(64 + page.entries().size() * 96);
-                sb.append(frame("entries")).append(",\"entries\":");
-                EntryJson.entries(sb, page.entries());
-                sb.append(",\"next\":").append(next).append('}');
-                if (!out.send(sb.toString())) {
+                if (!out.send(buffer.endFrame(next).text())) {
                     return;
                 }
                 metrics.frameSent();
                 if (allowed != Long.MAX_VALUE) {
-                    credit.addAndGet(-page.entries().size());
+                    credit.addAndGet(-page.count());
                 }
-                delivered += page.entries().size();
+                delivered += page.count();
                 long now = System.nanoTime();
                 lastSent = now;
                 long behind = page.head() - next + 1;
@@ -137,6 +147,7 @@ final class Subscription implements Runnable {
                 }
                 continue;
             }
+            buffer = null; // at the head: wait without holding a frame buffer
             if (!caughtUp) {
                 caughtUp = true;
                 out.send(frame("caughtUp") + ",\"next\":" + next + "}");
