@@ -270,14 +270,14 @@ public final class SocketEndpoint implements WsListener {
                 String log = logName(req);
                 AppendRequest append = LogRequests.append(req);
                 String idJson = id.toString();
-                ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).whenCompleteAsync((r, t) -> {
+                ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).whenComplete((r, t) -> {
                     if (t != null) {
-                        reply(id, ApiErrors.classify(t));
+                        out.sendLater(ApiErrors.socketReply(id, ApiErrors.classify(t)));
                     } else {
                         String ack = Replies.appendJson(r); // "{…}" → merged into the reply object
-                        out.send("{\"id\":" + idJson + ",\"ok\":true," + ack.substring(1));
+                        out.sendLater("{\"id\":" + idJson + ",\"ok\":true," + ack.substring(1));
                     }
-                }, REPLIES);
+                });
             }
             case "read" -> {
                 principal.require(ws, Scope.READ);
@@ -397,24 +397,24 @@ public final class SocketEndpoint implements WsListener {
         return v == null || v.isNull() ? null : v.asText();
     }
 
+    /** Replies once {@code result} completes (usually on a writer thread: the reply is queued, never sent there). */
     private void complete(JsonNode id, CompletableFuture<? extends JsonNode> result) {
-        result.whenCompleteAsync((body, t) -> {
-            if (t != null) {
-                reply(id, ApiErrors.classify(t));
-            } else {
-                ok(id, body);
-            }
-        }, REPLIES);
+        result.whenComplete((body, t) -> out.sendLater(t != null
+                ? ApiErrors.socketReply(id, ApiErrors.classify(t)) : okReply(id, body)));
     }
 
     private void ok(JsonNode id, JsonNode body) {
+        out.send(okReply(id, body));
+    }
+
+    private static String okReply(JsonNode id, JsonNode body) {
         ObjectNode reply = Json.MAPPER.createObjectNode();
         reply.set("id", id);
         reply.put("ok", true);
         if (body instanceof ObjectNode o) {
             reply.setAll(o);
         }
-        out.send(Json.string(reply));
+        return Json.string(reply);
     }
 
     private void reply(JsonNode id, StrandException e) {
