@@ -23,28 +23,40 @@ import java.util.zip.CRC32C;
 
 /**
  * What makes a group commit durable in {@code fsync} mode. Each writer thread owns a {@link Lane}:
- * a run of segment files, preallocated with zeros and written with {@code O_DSYNC}, so one group's
- * records cost one write and one device flush, and no metadata journal commit (measured here: one
- * 4 KiB {@code O_DSYNC} write to a preallocated file ≈0.35 ms, where an fdatasync of a Chronicle
- * cycle file after a group of appends took 0.5–2.4 ms and write-protect faults on every page after).
- * The stores (queues, doc journal, map) then stay in the page cache.
+ * a run of segment files, fully allocated and written before use, opened with {@code O_DSYNC}, so
+ * one group costs one write and one device flush, and no metadata journal commit (measured here: one
+ * 4 KiB {@code O_DSYNC} write to a preallocated file ≈0.15–0.35 ms, where an fdatasync of a
+ * Chronicle cycle file after a group of appends took 0.5–2.4 ms and write-protect faults on every
+ * page after). The stores (queues, doc journal, map) then stay in the page cache.
  *
  * <p>Checkpoint: when a segment fills, the lane moves on and a background thread calls
- * {@code syncfs} on the data directory's file system and only then deletes the full segment, so
- * every record it held is in its home file. On start, {@link #recover()} hands every record left
- * over from the last run to the {@link Replayer} of its type, in the order it was written, waits,
- * checkpoints, and deletes the old segments. Replayers must be idempotent: after a process crash
- * (not a power loss) the home files already hold everything.
+ * {@code syncfs} on the data directory's file system; only then is the full segment let go. It is
+ * recycled (renamed to {@code free-N.wal} and reused by a later lane), so a busy server writes each
+ * segment's zeros once, not once per segment: zero-filling in the background competed with the
+ * durable writes for the disk. On start, {@link #recover()} hands every record left over from the
+ * last run to the {@link Replayer} of its type, in the order it was written, waits, checkpoints, and
+ * lets the old segments go. Replayers must be idempotent: after a process crash (not a power loss)
+ * the home files already hold everything.
  *
- * <p>Segment layout: records back to back, each {@code int length (type + payload), int CRC32C of
- * type + payload, byte type, payload}; a zero length (the preallocated zeros) ends the segment, and
- * so does a record whose CRC does not match (a write torn by power loss was never acknowledged).
+ * <p>Segment layout: a 16-byte header ({@code long MAGIC, long salt}; the salt is new random bits
+ * each time the file is (re)used), then groups back to back. A group is {@code int length,
+ * int CRC32C of (salt, records)} followed by its records, each {@code int length (type + payload),
+ * byte type, payload}. Reading stops at the first group whose length or CRC does not check out: the
+ * zeros of a new file, a group torn by power loss (never acknowledged), or a group left from the
+ * file's previous use (salted with another salt).
  */
 public final class WriteAheadLog implements AutoCloseable {
-    static final int HEADER_BYTES = 9;
+    static final int SEGMENT_HEADER_BYTES = 16;
+    static final int GROUP_HEADER_BYTES = 8;
+    static final int RECORD_HEADER_BYTES = 5;
+    private static final long MAGIC = 0x5354524e4457414cL; // "STRNDWAL"
+    /** Free segments kept for reuse; more are deleted. */
+    private static final int MAX_FREE = 4;
     private static final Pattern SEGMENT_NAME = Pattern.compile("(\\d+)-(\\d+)\\.wal");
+    private static final Pattern FREE_NAME = Pattern.compile("free-(\\d+)\\.wal");
     private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20);
     private static final System.Logger LOG = System.getLogger("strand.wal");
+    private static final java.security.SecureRandom SALTS = new java.security.SecureRandom();
 
     /** Re-applies one record at start-up; completes when applied (e.g. as a turn on the owner's writer). */
     @FunctionalInterface
@@ -56,35 +68,37 @@ public final class WriteAheadLog implements AutoCloseable {
     }
 
     private final Path dir;
-    private final long firstSegmentBytes;
-    private final long maxSegmentBytes;
+    private final long segmentBytes;
     private final Map<Byte, Replayer> replayers = new ConcurrentHashMap<>();
     private final List<Segment> leftover;
+    /** Segments whose records are all checkpointed, ready for reuse. */
+    private final java.util.concurrent.ConcurrentLinkedDeque<Path> free = new java.util.concurrent.ConcurrentLinkedDeque<>();
     private final ExecutorService background = Executors.newFixedThreadPool(2, r -> {
         Thread t = new Thread(r, "wal-background");
         t.setDaemon(true);
         return t;
     });
     private final List<Lane> lanes = new ArrayList<>();
-    private volatile long firstFreeNumber;
+    private long nextNumber;
+    private long nextFreeName;
     private boolean recovered;
 
+    /** Segments of 16 MiB: a checkpoint about every 16 MiB of records per lane. */
     public WriteAheadLog(Path dir) {
-        this(dir, 1L << 20, 64L << 20);
+        this(dir, 16L << 20);
     }
 
-    /** Segments start at {@code firstSegmentBytes} and double up to {@code maxSegmentBytes} (an idle server stays small). */
-    public WriteAheadLog(Path dir, long firstSegmentBytes, long maxSegmentBytes) {
+    public WriteAheadLog(Path dir, long segmentBytes) {
         this.dir = dir;
-        this.firstSegmentBytes = firstSegmentBytes;
-        this.maxSegmentBytes = Math.max(firstSegmentBytes, maxSegmentBytes);
+        this.segmentBytes = Math.max(segmentBytes, 4096);
         try {
             Files.createDirectories(dir);
             this.leftover = listSegments(dir);
+            listFree();
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot open write-ahead log " + dir + ": " + e.getMessage(), Map.of(), e);
         }
-        this.firstFreeNumber = leftover.stream().mapToLong(Segment::number).max().orElse(0) + 1;
+        this.nextNumber = leftover.stream().mapToLong(Segment::number).max().orElse(0) + 1;
     }
 
     /** Routes records of {@code type} to {@code replayer} in {@link #recover()}; a store reopened on the same writers replaces its own. */
@@ -94,7 +108,7 @@ public final class WriteAheadLog implements AutoCloseable {
 
     /**
      * Replays what the last run left, in write order per lane, then makes the stores durable and
-     * deletes the old segments. Call once, after every replayer is registered and before traffic.
+     * lets the old segments go. Call once, after every replayer is registered and before traffic.
      * @return the number of records replayed
      */
     public long recover() {
@@ -128,7 +142,7 @@ public final class WriteAheadLog implements AutoCloseable {
         return records;
     }
 
-    /** The lane of one writer thread; its first segment is ready when this returns. */
+    /** The lane of one writer thread; its first segment is made ready on its first write. */
     public synchronized Lane lane(int number) {
         Lane lane = new Lane(number);
         lanes.add(lane);
@@ -159,31 +173,37 @@ public final class WriteAheadLog implements AutoCloseable {
     static long read(Path segment, RecordVisitor visitor) {
         try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ)) {
             long size = ch.size();
-            if (size == 0) {
+            if (size < SEGMENT_HEADER_BYTES) {
                 return 0;
             }
             MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
+            if (map.getLong(0) != MAGIC) {
+                return 0; // never used: its header was not written
+            }
+            long salt = map.getLong(8);
+            map.position(SEGMENT_HEADER_BYTES);
             long count = 0;
             CRC32C crc = new CRC32C();
-            while (map.remaining() >= HEADER_BYTES) {
+            while (map.remaining() >= GROUP_HEADER_BYTES) {
                 int at = map.position();
                 int length = map.getInt();
                 int expected = map.getInt();
                 if (length <= 0 || length > map.remaining()) {
-                    break; // the zeros past the last record, or a torn tail
+                    break; // the zeros past the last group, or a torn tail
                 }
-                crc.reset();
-                crc.update(map.slice(at + 8, length));
-                if ((int) crc.getValue() != expected) {
-                    LOG.log(System.Logger.Level.WARNING, "write-ahead segment {0}: torn record at {1}; ignoring it and what follows",
-                            segment, at);
-                    break;
+                if (groupCrc(crc, salt, map.slice(at + GROUP_HEADER_BYTES, length)) != expected) {
+                    break; // torn by power loss, or left from the file's previous use
                 }
-                byte type = map.get();
-                ByteBuffer payload = map.slice(at + HEADER_BYTES, length - 1);
-                map.position(at + 8 + length);
-                visitor.visit(type, payload);
-                count++;
+                ByteBuffer group = map.slice(at + GROUP_HEADER_BYTES, length);
+                map.position(at + GROUP_HEADER_BYTES + length);
+                while (group.remaining() >= RECORD_HEADER_BYTES) {
+                    int recordLength = group.getInt();
+                    byte type = group.get();
+                    ByteBuffer payload = group.slice(group.position(), recordLength - 1);
+                    group.position(group.position() + recordLength - 1);
+                    visitor.visit(type, payload);
+                    count++;
+                }
             }
             return count;
         } catch (java.nio.file.NoSuchFileException e) {
@@ -193,17 +213,33 @@ public final class WriteAheadLog implements AutoCloseable {
         }
     }
 
+    private static int groupCrc(CRC32C crc, long salt, ByteBuffer records) {
+        crc.reset();
+        crc.update(ByteBuffer.allocate(8).putLong(0, salt));
+        crc.update(records);
+        return (int) crc.getValue();
+    }
+
     @FunctionalInterface
     interface RecordVisitor {
         void visit(byte type, ByteBuffer payload);
     }
 
-    /** Makes every store's page cache durable, then deletes {@code segments}; they are no longer needed. */
+    /** Makes every store's page cache durable, then lets {@code segments} go: recycled, or deleted past {@link #MAX_FREE}. */
     private void checkpoint(List<Path> segments) {
         try {
             FileSystemSync.syncfs(dir);
             for (Path p : segments) {
-                Files.deleteIfExists(p);
+                if (!Files.exists(p)) {
+                    continue;
+                }
+                if (free.size() < MAX_FREE && Files.size(p) == segmentBytes) {
+                    Path target = dir.resolve("free-" + freeName() + ".wal");
+                    Files.move(p, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                    free.add(target);
+                } else {
+                    Files.delete(p);
+                }
             }
             DurableFiles.fsyncDirectory(dir);
         } catch (IOException e) {
@@ -247,30 +283,65 @@ public final class WriteAheadLog implements AutoCloseable {
         return found;
     }
 
-    private synchronized long nextNumber() {
-        return firstFreeNumber++;
+    /** Free segments of this run's size are reused; others (another segment size) are deleted. */
+    private void listFree() throws IOException {
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir, "free-*.wal")) {
+            for (Path p : stream) {
+                Matcher m = FREE_NAME.matcher(p.getFileName().toString());
+                if (m.matches() && Files.size(p) == segmentBytes && free.size() < MAX_FREE) {
+                    free.add(p);
+                    nextFreeName = Math.max(nextFreeName, Long.parseLong(m.group(1)) + 1);
+                } else {
+                    Files.delete(p);
+                }
+            }
+        }
     }
 
-    /** A zero-filled, synced segment file of {@code bytes}, open for O_DSYNC writes. */
+    private synchronized long nextNumber() {
+        return nextNumber++;
+    }
+
+    private synchronized long freeName() {
+        return nextFreeName++;
+    }
+
+    /**
+     * A segment ready for O_DSYNC writes: a free one with a new salt, or a new zero-filled one. The
+     * header is durable before the file gets a lane's name, so no segment name ever carries groups
+     * of an earlier use under a salt that validates them.
+     */
     private OpenSegment prepare(int lane, long bytes) {
         Path path = dir.resolve(lane + "-" + nextNumber() + ".wal");
+        long salt = SALTS.nextLong();
+        ByteBuffer header = ByteBuffer.allocate(SEGMENT_HEADER_BYTES).putLong(0, MAGIC).putLong(8, salt);
         try {
-            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                for (long at = 0; at < bytes; ) {
-                    ByteBuffer zeros = ZEROS.duplicate();
-                    zeros.limit((int) Math.min(zeros.capacity(), bytes - at));
-                    at += ch.write(zeros, at);
+            Path reused = bytes == segmentBytes ? free.poll() : null; // an oversized group gets a one-off segment
+            if (reused != null) {
+                try (FileChannel ch = FileChannel.open(reused, StandardOpenOption.WRITE)) {
+                    ch.write(header, 0);
+                    ch.force(false);
                 }
-                ch.force(true);
+                Files.move(reused, path, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } else {
+                try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                    for (long at = 0; at < bytes; ) {
+                        ByteBuffer zeros = ZEROS.duplicate();
+                        zeros.limit((int) Math.min(zeros.capacity(), bytes - at));
+                        at += ch.write(zeros, at);
+                    }
+                    ch.write(header, 0);
+                    ch.force(true);
+                }
             }
             DurableFiles.fsyncDirectory(dir);
-            return new OpenSegment(path, FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC), bytes);
+            return new OpenSegment(path, FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC), bytes, salt);
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot prepare write-ahead segment " + path + ": " + e.getMessage(), Map.of(), e);
         }
     }
 
-    private record OpenSegment(Path path, FileChannel channel, long size) {
+    private record OpenSegment(Path path, FileChannel channel, long size, long salt) {
     }
 
     /**
@@ -279,82 +350,82 @@ public final class WriteAheadLog implements AutoCloseable {
      */
     public final class Lane {
         private final int number;
+        private final CRC32C crc = new CRC32C();
         private OpenSegment current;
         private long position;
         private CompletableFuture<OpenSegment> next;
 
         private Lane(int number) {
             this.number = number;
-            this.current = prepare(number, firstSegmentBytes);
-            this.next = prepareNext(current.size());
-        }
-
-        private CompletableFuture<OpenSegment> prepareNext(long after) {
-            long bytes = Math.min(maxSegmentBytes, after * 2);
-            return CompletableFuture.supplyAsync(() -> prepare(number, bytes), background);
         }
 
         /** Writes one group's records and returns once they are on disk. */
-        public void write(ByteBuffer records) throws IOException {
-            int n = records.remaining();
-            if (position + n > current.size()) {
+        public void write(Batch batch) throws IOException {
+            ByteBuffer group = batch.buffer;
+            int n = group.position();
+            if (current == null || position + n > current.size()) {
                 moveOn(n);
             }
-            while (records.hasRemaining()) {
-                position += current.channel().write(records, position);
+            group.putInt(0, n - GROUP_HEADER_BYTES);
+            group.putInt(4, groupCrc(crc, current.salt(), group.slice(GROUP_HEADER_BYTES, n - GROUP_HEADER_BYTES)));
+            group.flip();
+            while (group.hasRemaining()) {
+                position += current.channel().write(group, position);
             }
         }
 
-        private void moveOn(int needed) throws IOException {
+        private void moveOn(int groupBytes) throws IOException {
             OpenSegment full = current;
-            OpenSegment ready;
             try {
-                ready = next.join();
-            } catch (java.util.concurrent.CompletionException e) {
-                throw new IOException("next write-ahead segment: " + e.getCause(), e.getCause());
+                if (SEGMENT_HEADER_BYTES + groupBytes > segmentBytes) {
+                    current = prepare(number, SEGMENT_HEADER_BYTES + groupBytes);
+                } else {
+                    current = next == null ? prepare(number, segmentBytes) : next.join();
+                    next = null;
+                }
+            } catch (RuntimeException e) {
+                next = null;
+                throw new IOException("next write-ahead segment: " + e.getMessage(), e);
             }
-            if (ready.size() < needed) {
-                ready.channel().close();
-                Files.deleteIfExists(ready.path());
-                ready = prepare(number, Math.max(needed, full.size()));
+            position = SEGMENT_HEADER_BYTES;
+            if (next == null) {
+                next = CompletableFuture.supplyAsync(() -> prepare(number, segmentBytes), background);
             }
-            current = ready;
-            position = 0;
-            next = prepareNext(ready.size());
-            full.channel().close();
-            background.execute(() -> checkpoint(List.of(full.path())));
+            if (full != null) {
+                full.channel().close();
+                background.execute(() -> checkpoint(List.of(full.path())));
+            }
         }
 
         private List<Path> closeAndList() {
             List<Path> paths = new ArrayList<>();
-            paths.add(current.path());
             try {
-                current.channel().close();
-                OpenSegment spare = next.join();
-                spare.channel().close();
-                paths.add(spare.path());
+                if (current != null) {
+                    paths.add(current.path());
+                    current.channel().close();
+                }
+                if (next != null) {
+                    OpenSegment spare = next.join();
+                    spare.channel().close();
+                    paths.add(spare.path());
+                }
             } catch (IOException | RuntimeException e) {
-                // listed segments are deleted or replayed either way
+                // listed segments are recycled or replayed either way
             }
             return paths;
         }
     }
 
     /**
-     * One group's records, built on the writer thread. A turn that fails is rolled back to its
-     * {@link #mark()}, so only the records of turns that ran are written.
+     * One group's records, built on the writer thread after a reserved group header. A turn that
+     * fails is rolled back to its {@link #mark()}, so only the records of turns that ran are written.
      */
     public static final class Batch {
-        private ByteBuffer buffer = ByteBuffer.allocateDirect(64 * 1024);
-        private final CRC32C crc = new CRC32C();
+        private ByteBuffer buffer = ByteBuffer.allocateDirect(64 * 1024).position(GROUP_HEADER_BYTES);
 
         public void add(byte type, byte[] payload) {
-            int length = 1 + payload.length;
-            ensure(8 + length);
-            crc.reset();
-            crc.update(type);
-            crc.update(payload);
-            buffer.putInt(length).putInt((int) crc.getValue()).put(type).put(payload);
+            ensure(RECORD_HEADER_BYTES + payload.length);
+            buffer.putInt(1 + payload.length).put(type).put(payload);
         }
 
         int mark() {
@@ -366,15 +437,11 @@ public final class WriteAheadLog implements AutoCloseable {
         }
 
         boolean isEmpty() {
-            return buffer.position() == 0;
-        }
-
-        ByteBuffer flip() {
-            return buffer.flip();
+            return buffer.position() == GROUP_HEADER_BYTES;
         }
 
         void clear() {
-            buffer.clear();
+            buffer.clear().position(GROUP_HEADER_BYTES);
         }
 
         private void ensure(int more) {

@@ -322,7 +322,7 @@ public final class Writers implements AutoCloseable {
         private Throwable write(Group g) {
             long start = System.nanoTime();
             try {
-                lane.write(g.commit.records.flip());
+                lane.write(g.commit.records);
                 return null;
             } catch (Throwable t) {
                 return new StrandException(ErrorCode.UNAVAILABLE,
