@@ -26,7 +26,8 @@ class HotLogTest {
     @TempDir
     Path dir;
 
-    private static List<byte[]> data(long from, int n) {
+    /** {@code n} small JSON entries numbered from {@code from} (shared with {@link ReadCursorsTest}). */
+    static List<byte[]> data(long from, int n) {
         List<byte[]> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             out.add(("{\"n\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8));

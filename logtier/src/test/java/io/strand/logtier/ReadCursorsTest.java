@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.Durability;
 import io.strand.core.Entry;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,19 +25,11 @@ class ReadCursorsTest {
     @TempDir
     Path dir;
 
-    private static List<byte[]> data(long from, int n) {
-        List<byte[]> out = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            out.add(("{\"n\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8));
-        }
-        return out;
-    }
-
     /** Appends batches of the given sizes; returns the last seq. */
     private static long append(HotLog hot, SetTimeProvider clock, int... sizes) {
         for (int n : sizes) {
             long first = hot.lastSeq() + 1;
-            hot.append(clock.currentTimeMillis(), data(first, n), Collections.nCopies(n, null), null, 0);
+            hot.append(clock.currentTimeMillis(), HotLogTest.data(first, n), Collections.nCopies(n, null), null, 0);
         }
         return hot.lastSeq();
     }

@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.text.ParseException;
-import java.util.Base64;
 import java.util.Date;
 import java.util.Optional;
 import java.util.function.LongSupplier;
@@ -118,7 +117,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         }
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
-        String jti = Base64.getUrlEncoder().withoutPadding().encodeToString(id);
+        String jti = java.util.HexFormat.of().formatHex(id); // hex: a base64url jti may start with '-', which a CLI reads as an option
         long now = nowSeconds.getAsLong();
         long exp = now + ttlSeconds;
         JWTClaimsSet claims = new JWTClaimsSet.Builder()

@@ -33,6 +33,17 @@ class JwtAuthenticatorTest {
         assertEquals(ErrorCode.UNAUTHORIZED, e.code(), why + ": " + e.getMessage());
     }
 
+    /** A CLI takes a jti as an argument: one starting with '-' (1 in 64 base64url ids did) would read as an option. */
+    @Test
+    void jtisShouldBeHexSoTheCliTakesThemAsArguments() {
+        try (JwtAuthenticator auth = open()) {
+            for (int i = 0; i < 256; i++) {
+                String jti = auth.mint("acme", Scope.READ, 60).jti();
+                assertTrue(jti.matches("[0-9a-f]{32}"), jti);
+            }
+        }
+    }
+
     @Test
     void openShouldCreateOwnerOnlySecretAndRootTokenWhenTheDataDirIsNew() throws Exception {
         try (JwtAuthenticator auth = open()) {
