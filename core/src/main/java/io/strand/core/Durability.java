@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /** When a write is acknowledged (SPEC §3). */
 public enum Durability {
-    /** Forced to disk (msync) before the ack, with group commit. Survives power loss. */
+    /** On disk in the write-ahead log before the ack, with group commit. Survives power loss. */
     FSYNC,
     /** Acked once in the memory-mapped file. Survives kill -9, not power loss. */
     OS;

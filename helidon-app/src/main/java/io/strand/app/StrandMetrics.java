@@ -18,7 +18,7 @@ public final class StrandMetrics {
     private final Counter appends = registry.getOrCreate(Counter.builder("strand.appends").description("Entries appended"));
     private final Counter appendBytes = registry.getOrCreate(Counter.builder("strand.append.bytes").description("Entry data bytes appended"));
     private final Counter appendErrors = registry.getOrCreate(Counter.builder("strand.append.errors").description("Appends refused or failed"));
-    private final Timer commitLatency = registry.getOrCreate(Timer.builder("strand.commit.sync").description("Group-commit sync (msync) latency"));
+    private final Timer commitLatency = registry.getOrCreate(Timer.builder("strand.commit.sync").description("Group-commit write-ahead write latency (one O_DSYNC write per group)"));
     private final Timer appendLatency = registry.getOrCreate(Timer.builder("strand.append.latency").description("Append request to durable ack"));
     private final AtomicLong subscribers = new AtomicLong();
     private final AtomicLong replayLag = new AtomicLong();
