@@ -180,7 +180,7 @@ public final class WriteAheadLog implements AutoCloseable {
             if (map.getLong(0) != MAGIC) {
                 return 0; // never used: its header was not written
             }
-            long salt = map.getLong(8);
+            byte[] saltBytes = saltBytes(map.getLong(8));
             map.position(SEGMENT_HEADER_BYTES);
             long count = 0;
             CRC32C crc = new CRC32C();
@@ -191,7 +191,7 @@ public final class WriteAheadLog implements AutoCloseable {
                 if (length <= 0 || length > map.remaining()) {
                     break; // the zeros past the last group, or a torn tail
                 }
-                if (groupCrc(crc, salt, map.slice(at + GROUP_HEADER_BYTES, length)) != expected) {
+                if (groupCrc(crc, saltBytes, map.slice(at + GROUP_HEADER_BYTES, length)) != expected) {
                     break; // torn by power loss, or left from the file's previous use
                 }
                 ByteBuffer group = map.slice(at + GROUP_HEADER_BYTES, length);
@@ -213,11 +213,15 @@ public final class WriteAheadLog implements AutoCloseable {
         }
     }
 
-    private static int groupCrc(CRC32C crc, long salt, ByteBuffer records) {
+    private static int groupCrc(CRC32C crc, byte[] salt, ByteBuffer records) {
         crc.reset();
-        crc.update(ByteBuffer.allocate(8).putLong(0, salt));
+        crc.update(salt);
         crc.update(records);
         return (int) crc.getValue();
+    }
+
+    private static byte[] saltBytes(long salt) {
+        return ByteBuffer.allocate(8).putLong(0, salt).array();
     }
 
     @FunctionalInterface
@@ -335,13 +339,14 @@ public final class WriteAheadLog implements AutoCloseable {
                 }
             }
             DurableFiles.fsyncDirectory(dir);
-            return new OpenSegment(path, FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC), bytes, salt);
+            return new OpenSegment(path, FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC), bytes, saltBytes(salt));
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot prepare write-ahead segment " + path + ": " + e.getMessage(), Map.of(), e);
         }
     }
 
-    private record OpenSegment(Path path, FileChannel channel, long size, long salt) {
+    /** {@code salt} as the 8 bytes each group's CRC starts with (made once, not per group). */
+    private record OpenSegment(Path path, FileChannel channel, long size, byte[] salt) {
     }
 
     /**

@@ -229,24 +229,10 @@ public final class LogStore implements AutoCloseable {
      * not, having read nothing.
      */
     public PageInfo readForwardInPlace(String ws, String name, long from, int limit, EntrySink sink) {
-        Names.workspace(ws);
-        Names.object("log", name);
-        LogSlot slot = slot(ws, name);
-        Log log = slot.acquireIfOpen();
-        if (log == null) {
-            return null;
-        }
-        if (!registered(slot)) {
-            letGo(slot);
-            return null;
-        }
-        try {
-            long start = Math.max(from, 1);
-            return log.readsInPlace(start) ? forward(log, start, limit, Long.MAX_VALUE, sink) : null;
-        } finally {
-            slot.release();
-        }
+        long start = Math.max(from, 1);
+        return withLog(ws, name, false, log -> log.readsInPlace(start) ? forward(log, start, limit, Long.MAX_VALUE, sink) : null, null);
     }
+
 
     /** Up to {@code limit} entries, ending before {@code before} (Long.MAX_VALUE = after the head), ascending. */
     public Page readBackward(String ws, String name, long before, int limit) {
@@ -373,11 +359,16 @@ public final class LogStore implements AutoCloseable {
     }
 
     private <T> T withLog(String ws, String name, java.util.function.Function<Log, T> body, T absent) {
+        return withLog(ws, name, true, body, absent);
+    }
+
+    /** Runs {@code body} on the open log ({@code absent} when it does not exist, or is closed and {@code open} is false). */
+    private <T> T withLog(String ws, String name, boolean open, java.util.function.Function<Log, T> body, T absent) {
         Names.workspace(ws);
         Names.object("log", name);
         while (true) {
             LogSlot slot = slot(ws, name);
-            Log log = slot.acquire(false);
+            Log log = open ? slot.acquire(false) : slot.acquireIfOpen();
             if (log == null) {
                 return absent;
             }
