@@ -151,8 +151,22 @@ public final class WriteAheadLog implements AutoCloseable {
 
     /** A payload that starts with an owner's key ({@code "ws/name"}), read back with {@link #key}. */
     public static byte[] keyed(String key, byte[] body) {
+        return keyed(key, body.length, (into, offset) -> System.arraycopy(body, 0, into, offset, body.length));
+    }
+
+    /** As {@link #keyed(String, byte[])}, the body copied in by {@code body} (one array, one copy). */
+    public static byte[] keyed(String key, int bodyLength, BodyCopier body) {
         byte[] k = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(2 + k.length + body.length).putShort((short) k.length).put(k).put(body).array();
+        byte[] payload = new byte[2 + k.length + bodyLength];
+        ByteBuffer.wrap(payload).putShort((short) k.length).put(k);
+        body.copyInto(payload, 2 + k.length);
+        return payload;
+    }
+
+    /** Copies a payload's body into {@code into} at {@code offset}. */
+    @FunctionalInterface
+    public interface BodyCopier {
+        void copyInto(byte[] into, int offset);
     }
 
     /** Reads the key of a {@link #keyed} payload, leaving {@code payload} at the body. */

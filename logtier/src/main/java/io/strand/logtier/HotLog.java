@@ -3,6 +3,7 @@ package io.strand.logtier;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
+import io.strand.core.WriteAheadLog;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
@@ -208,9 +209,10 @@ final class HotLog implements AutoCloseable {
         return first;
     }
 
-    /** The excerpt of the last {@link #append} as stored, for the write-ahead log. Writer thread only. */
-    byte[] lastExcerpt() {
-        return encoded.toByteArray();
+    /** The excerpt of the last {@link #append} as stored, after {@code key}: a write-ahead payload. Writer thread only. */
+    byte[] lastExcerptKeyed(String key) {
+        int length = (int) encoded.readRemaining();
+        return WriteAheadLog.keyed(key, length, (into, offset) -> encoded.read(encoded.readPosition(), into, offset, length));
     }
 
     /**

@@ -9,7 +9,6 @@ import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
-import io.strand.core.WriteAheadLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,6 +31,8 @@ final class Log implements AutoCloseable {
 
     private final String ws;
     private final String name;
+    /** {@code ws/name}: how write-ahead records name this log. */
+    private final String walKey;
     private final Path dir;
     private final HotLog hot;
     private final HeadSignal headSignal;
@@ -44,6 +45,7 @@ final class Log implements AutoCloseable {
     private Log(String ws, String name, Path dir, HotLog hot, HeadSignal headSignal, long created) {
         this.ws = ws;
         this.name = name;
+        this.walKey = ws + '/' + name;
         this.dir = dir;
         this.hot = hot;
         this.headSignal = headSignal;
@@ -163,7 +165,7 @@ final class Log implements AutoCloseable {
             snapshot();
         }
         if (commit.logging()) {
-            commit.log(LogStore.WAL_APPEND, WriteAheadLog.keyed(ws + '/' + name, hot.lastExcerpt()));
+            commit.log(LogStore.WAL_APPEND, hot.lastExcerptKeyed(walKey));
         }
         commit.afterDurable(() -> headSignal.publish(last));
         return new AppendResult(first, last, hot.lastTs(), durable, false);
