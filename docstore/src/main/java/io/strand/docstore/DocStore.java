@@ -360,7 +360,7 @@ public final class DocStore implements AutoCloseable {
             throw new IllegalStateException("change to " + p.key + " already committed or abandoned");
         }
         Lane l = lane();
-        Pending pending = new Pending(p.key, p.ws, p.doc, p.state);
+        Pending pending = new Pending(p.key, p.ws, p.doc, p.state, p.value);
         DocJournal.Record record = p.state == null
                 ? new DocJournal.Record(DocJournal.DELETE, p.version, p.key, null)
                 : new DocJournal.Record(DocJournal.PUT, p.version, p.key, p.state.json());
@@ -392,8 +392,13 @@ public final class DocStore implements AutoCloseable {
     // ---------------------------------------------------------------- turn internals
 
     /** A doc as a turn sees it: {@code stored} null when missing (version 0). */
-    private record Current(long version, StoredDoc stored) {
-        static final Current MISSING = new Current(0, null);
+    private record Current(long version, StoredDoc stored, ObjectNode tree) {
+        static final Current MISSING = new Current(0, null, null);
+
+        /** A private copy of the value to change: from the tree a pending change kept, else parsed. */
+        ObjectNode mutableValue() {
+            return stored == null ? Json.MAPPER.createObjectNode() : tree != null ? tree.deepCopy() : stored.parse();
+        }
 
         JsonNode valueOrNull() {
             return stored == null ? NullNode.getInstance() : stored.parse();
@@ -409,14 +414,17 @@ public final class DocStore implements AutoCloseable {
         final String ws;
         final String doc;
         final StoredDoc state;
+        /** {@code state}'s value as the turn built it; never changed, so the next turn copies it instead of parsing. */
+        final ObjectNode tree;
         /** Where the lane appended it; set once, on the writer thread, before it is pending. */
         long journalIndex;
 
-        Pending(String key, String ws, String doc, StoredDoc state) {
+        Pending(String key, String ws, String doc, StoredDoc state, ObjectNode tree) {
             this.key = key;
             this.ws = ws;
             this.doc = doc;
             this.state = state;
+            this.tree = tree;
         }
     }
 
@@ -459,7 +467,7 @@ public final class DocStore implements AutoCloseable {
     private Prepared prepareOps(String key, String ws, String doc, List<Op> ops, Long expectVersion, boolean indexed) {
         Current cur = current(key);
         checkExpect(key, cur, expectVersion);
-        ObjectNode value = cur.stored == null ? Json.MAPPER.createObjectNode() : cur.stored.parse();
+        ObjectNode value = cur.mutableValue();
         List<JsonNode> results = new ArrayList<>(ops.size());
         for (int i = 0; i < ops.size(); i++) {
             try {
@@ -492,8 +500,11 @@ public final class DocStore implements AutoCloseable {
 
     private Current current(String key) {
         Pending p = overlay.get(key);
-        StoredDoc s = p != null ? p.state : durable(key);
-        return s == null ? Current.MISSING : new Current(s.version(), s);
+        if (p == null && !unpublished.isEmpty()) {
+            p = unpublished.get(key);
+        }
+        StoredDoc s = p != null ? p.state : view.get(key);
+        return s == null ? Current.MISSING : new Current(s.version(), s, p != null ? p.tree : null);
     }
 
     private StoredDoc durable(String key) {

@@ -243,6 +243,30 @@ class DocStoreTest {
     }
 
     @Test
+    void changesQueuedBehindEachOtherShouldEachReturnTheirOwnValue() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Object> blocker = writers.submit("w", commit -> {
+            running.countDown();
+            release.await();
+            return null;
+        });
+        assertTrue(running.await(10, TimeUnit.SECONDS));
+        // queued together, so each later turn starts from the pending value of the one before
+        CompletableFuture<DocValue> first = store.apply("w", "d", DocOps.parse(json("[{\"op\":\"set\",\"path\":\"a.b\",\"value\":1}]")), null);
+        CompletableFuture<DocValue> second = store.apply("w", "d", DocOps.parse(json("[{\"op\":\"set\",\"path\":\"a.b\",\"value\":2}]")), null);
+        CompletableFuture<IncrResult> third = store.incr("w", "d", "a.c", 5, null, null);
+        CompletableFuture<DocValue> fourth = store.cas("w", "d", "a.b", json("2"), json("3"));
+        release.countDown();
+        await(blocker);
+        assertEquals(json("{\"a\":{\"b\":1}}"), await(first).value());
+        assertEquals(json("{\"a\":{\"b\":2}}"), await(second).value());
+        assertEquals(new IncrResult(5, 3), await(third));
+        assertEquals(new DocValue(4, json("{\"a\":{\"b\":3,\"c\":5}}")), await(fourth));
+        assertEquals(await(fourth), store.get("w", "d").orElseThrow());
+    }
+
+    @Test
     void applyShouldChangeNothingAndReportIndexWhenAnOpFails() {
         await(store.put("w", "acct", obj("{\"balance\":3}"), null));
         List<Op> ops = DocOps.parse(json("""
