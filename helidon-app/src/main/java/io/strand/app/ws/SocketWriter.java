@@ -3,6 +3,7 @@ package io.strand.app.ws;
 import io.helidon.websocket.WsSession;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -11,14 +12,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * which is what paces replay. After the first failure the socket counts as closed.
  *
  * <p>Replies completed on a writer thread go through {@link #sendLater}: queued, then sent in
- * order by one virtual thread per burst, so a writer never waits on a client that stops reading
- * and a group's replies to one socket cost one hand-off, not one each.
+ * order by the socket's one reply thread, so a writer never waits on a client that stops reading
+ * and a group's replies to one socket cost one wake-up, not one each. The reply thread parks
+ * between bursts rather than ending: starting a virtual thread per burst cost a writer more than
+ * waking a parked one.
  */
 final class SocketWriter {
     private final WsSession session;
     private final ReentrantLock lock = new ReentrantLock();
     private final ConcurrentLinkedQueue<String> outbox = new ConcurrentLinkedQueue<>();
+    /** True while the reply thread is sending (or about to); false once it may park. */
     private final AtomicBoolean draining = new AtomicBoolean();
+    private final Thread replies = Thread.ofVirtual().name("socket-replies").unstarted(this::sendReplies);
     private volatile boolean open = true;
 
     SocketWriter(WsSession session) {
@@ -48,18 +53,39 @@ final class SocketWriter {
     void sendLater(String frame) {
         outbox.add(frame);
         if (draining.compareAndSet(false, true)) {
-            Thread.ofVirtual().name("socket-replies").start(this::drain);
+            if (replies.getState() == Thread.State.NEW) {
+                startReplies();
+            } else {
+                LockSupport.unpark(replies);
+            }
         }
     }
 
-    private void drain() {
-        do {
+    private synchronized void startReplies() {
+        if (replies.getState() == Thread.State.NEW) {
+            replies.start();
+        } else {
+            LockSupport.unpark(replies);
+        }
+    }
+
+    /** The reply thread: sends what is queued, parks until more comes, ends once the socket is closed. */
+    private void sendReplies() {
+        while (true) {
             String frame;
             while ((frame = outbox.poll()) != null) {
                 send(frame); // after a failure send() drops the rest
             }
             draining.set(false);
-        } while (!outbox.isEmpty() && draining.compareAndSet(false, true));
+            if (!outbox.isEmpty() && draining.compareAndSet(false, true)) {
+                continue;
+            }
+            if (!open) {
+                outbox.clear();
+                return;
+            }
+            LockSupport.park(this); // a sendLater (or a close) that came after draining.set(false) unparks us
+        }
     }
 
     void close(int code, String reason) {
@@ -69,6 +95,7 @@ final class SocketWriter {
                 open = false;
                 session.close(code, reason);
             }
+            LockSupport.unpark(replies);
         } catch (RuntimeException ignored) {
             // already gone
         } finally {
@@ -78,6 +105,7 @@ final class SocketWriter {
 
     void markClosed() {
         open = false;
+        LockSupport.unpark(replies);
     }
 
     boolean isOpen() {
