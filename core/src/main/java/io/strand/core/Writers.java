@@ -1,11 +1,9 @@
 package io.strand.core;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 
@@ -165,8 +163,6 @@ public final class Writers implements AutoCloseable {
         final List<Task<?>> tasks = new ArrayList<>();
         final List<Outcome> outcomes = new ArrayList<>();
         final Commit commit;
-        /** Set by the flusher before it hands the group back; read by the writer after. */
-        volatile Throwable writeFailure;
 
         Group(WriteAheadLog.Batch records) {
             this.commit = new Commit(records);
@@ -180,54 +176,35 @@ public final class Writers implements AutoCloseable {
             tasks.clear();
             outcomes.clear();
             commit.clear();
-            writeFailure = null;
         }
     }
 
-    /** Put on a writer's queue by its flusher: the oldest group handed over is durable (or failed). */
-    private static final Object FLUSHED = new Object();
-    /** Wakes a writer so it sees it must stop; and, handed to a flusher, stops it. */
+    /** Wakes a writer so it sees it must stop. */
     private static final Object STOP = new Object();
-    private static final Group STOP_FLUSHING = new Group(null);
 
     /**
-     * One writer thread, and in fsync mode the flusher thread of its lane. Group commit is pipelined:
-     * while the flusher writes group n, the writer already runs the turns of group n+1, which see n's
-     * changes but are acknowledged only after n (hooks and futures always run on the writer, in group
-     * order). When nothing else is waiting the writer writes its group itself, so a lone request pays
-     * no hand-off. After a failed write the lane stays failed: later groups built on the lost one's
-     * state must not be acknowledged either.
+     * One writer thread. Group commit: it takes what is queued, runs the turns, writes their records
+     * itself, then runs hooks and completes futures, all in order. While it waits on the device the
+     * next group queues up, so concurrent writers still share one flush; no other thread is woken per
+     * group. (A pipeline that handed each write to a flusher thread while the writer ran the next
+     * group's turns measured no faster here, 2 cores, once the box was busy: its hand-offs cost the
+     * CPU the turns needed.) After a failed write the lane stays failed: later groups built on the
+     * lost one's state must not be acknowledged either.
      */
     private final class Worker {
         private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
         private final int maxBatch;
         private final WriteAheadLog.Lane lane;
         private final Thread thread;
-        /** Holds at most one group: the flusher takes it before the writer can hand it another. */
-        private final ArrayBlockingQueue<Group> toFlush = new ArrayBlockingQueue<>(1);
-        private final Thread flusher;
-        /** Groups handed to the flusher and not yet completed, oldest first (at most one). Writer only. */
-        private final ArrayDeque<Group> inFlight = new ArrayDeque<>(2);
-        private final ArrayDeque<Group> spare = new ArrayDeque<>(2);
-        private Group current;
+        private final Group group;
         private Throwable laneFailure;
         private volatile boolean running = true;
 
         Worker(String name, int maxBatch, WriteAheadLog.Lane lane) {
             this.maxBatch = maxBatch;
             this.lane = lane;
-            this.current = newGroup();
+            this.group = new Group(lane == null ? null : new WriteAheadLog.Batch());
             this.thread = new WriterThread(this::loop, name);
-            this.flusher = lane == null ? null : new Thread(this::flushLoop, name + "-flusher");
-            if (flusher != null) {
-                flusher.setDaemon(true);
-                flusher.start();
-            }
-        }
-
-        private Group newGroup() {
-            Group g = spare.poll();
-            return g != null ? g : new Group(lane == null ? null : new WriteAheadLog.Batch());
         }
 
         boolean offer(Task<?> task) {
@@ -242,9 +219,9 @@ public final class Writers implements AutoCloseable {
 
         private void loop() {
             List<Object> taken = new ArrayList<>(maxBatch);
-            while (running || !queue.isEmpty() || !inFlight.isEmpty() || !current.tasks.isEmpty()) {
+            while (running || !queue.isEmpty()) {
                 try {
-                    Object first = running || !inFlight.isEmpty() ? queue.take() : queue.poll();
+                    Object first = running ? queue.take() : queue.poll();
                     if (first != null) {
                         taken.add(first);
                     }
@@ -253,25 +230,19 @@ public final class Writers implements AutoCloseable {
                 }
                 queue.drainTo(taken, maxBatch - 1);
                 for (Object item : taken) {
-                    if (item == STOP) {
-                        continue;
-                    } else if (item == FLUSHED) {
-                        Group done = inFlight.poll();
-                        complete(done, done.writeFailure);
-                    } else {
+                    if (item != STOP) {
                         runTurn((Task<?>) item);
                     }
                 }
                 taken.clear();
-                advance();
-            }
-            if (flusher != null) {
-                toFlush.add(STOP_FLUSHING);
+                if (!group.tasks.isEmpty()) {
+                    complete(laneFailure != null ? laneFailure : group.hasRecords() ? write() : null);
+                }
             }
         }
 
         private void runTurn(Task<?> task) {
-            Commit commit = current.commit;
+            Commit commit = group.commit;
             int mark = commit.mark();
             Outcome outcome;
             try {
@@ -280,49 +251,14 @@ public final class Writers implements AutoCloseable {
                 commit.rollback(mark);
                 outcome = new Outcome(null, t);
             }
-            current.tasks.add(task);
-            current.outcomes.add(outcome);
+            group.tasks.add(task);
+            group.outcomes.add(outcome);
         }
 
-        /** Moves the current group on once the one ahead of it is done: completes, writes inline, or hands it over. */
-        private void advance() {
-            if (current.tasks.isEmpty() || !inFlight.isEmpty()) {
-                return;
-            }
-            Group g = current;
-            current = newGroup();
-            if (laneFailure != null) {
-                complete(g, laneFailure);
-            } else if (!g.hasRecords()) {
-                complete(g, null);
-            } else if (queue.isEmpty()) {
-                complete(g, write(g));
-            } else {
-                inFlight.add(g);
-                toFlush.add(g);
-            }
-        }
-
-        private void flushLoop() {
-            while (true) {
-                Group g;
-                try {
-                    g = toFlush.take();
-                } catch (InterruptedException e) {
-                    continue;
-                }
-                if (g == STOP_FLUSHING) {
-                    return;
-                }
-                g.writeFailure = write(g);
-                queue.add(FLUSHED);
-            }
-        }
-
-        private Throwable write(Group g) {
+        private Throwable write() {
             long start = System.nanoTime();
             try {
-                lane.write(g.commit.records);
+                lane.write(group.commit.records);
                 return null;
             } catch (Throwable t) {
                 return new StrandException(ErrorCode.UNAVAILABLE,
@@ -333,12 +269,12 @@ public final class Writers implements AutoCloseable {
         }
 
         @SuppressWarnings({"unchecked", "rawtypes"})
-        private void complete(Group g, Throwable failure) {
-            if (failure != null && g.hasRecords() && laneFailure == null) {
+        private void complete(Throwable failure) {
+            if (failure != null && group.hasRecords() && laneFailure == null) {
                 laneFailure = failure;
             }
             if (failure == null) {
-                for (Runnable hook : g.commit.afterDurable) {
+                for (Runnable hook : group.commit.afterDurable) {
                     try {
                         hook.run();
                     } catch (RuntimeException e) {
@@ -346,9 +282,9 @@ public final class Writers implements AutoCloseable {
                     }
                 }
             }
-            for (int i = 0; i < g.tasks.size(); i++) {
-                Task task = g.tasks.get(i);
-                Outcome outcome = g.outcomes.get(i);
+            for (int i = 0; i < group.tasks.size(); i++) {
+                Task task = group.tasks.get(i);
+                Outcome outcome = group.outcomes.get(i);
                 if (outcome.error != null) {
                     task.future().completeExceptionally(outcome.error);
                 } else if (failure != null) {
@@ -357,8 +293,7 @@ public final class Writers implements AutoCloseable {
                     task.future().complete(outcome.value);
                 }
             }
-            g.clear();
-            spare.add(g);
+            group.clear();
         }
     }
 

@@ -100,9 +100,9 @@ class WriteAheadLogTest {
         }
     }
 
-    /** Pipelined groups: the writer runs later turns while a group is written; hooks and acks still come in run order. */
+    /** Groups of many turns from many threads: hooks and acks come in the order the turns ran. */
     @Test
-    void acksShouldCompleteInTheOrderTurnsRanWhileGroupsArePipelined() throws Exception {
+    void acksShouldCompleteInTheOrderTurnsRan() throws Exception {
         List<Integer> ran = new ArrayList<>();
         List<Integer> acked = new ArrayList<>();
         List<CompletableFuture<?>> acks = java.util.Collections.synchronizedList(new ArrayList<>());
