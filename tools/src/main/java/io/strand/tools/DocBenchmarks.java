@@ -30,12 +30,22 @@ final class DocBenchmarks {
         return quick ? Math.max(1, n / 10) : n;
     }
 
-    private List<StrandSocket> connect(int clients) {
+    /** Sockets of one many-connection run, all read by one {@link SocketLoop}; closing closes both. */
+    private record Connections(SocketLoop loop, List<StrandSocket> sockets) implements AutoCloseable {
+        @Override
+        public void close() {
+            sockets.forEach(StrandSocket::close);
+            loop.close();
+        }
+    }
+
+    private Connections connect(int clients) {
+        SocketLoop loop = new SocketLoop();
         List<StrandSocket> sockets = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
-            sockets.add(new StrandSocket(wsUrl, token));
+            sockets.add(new StrandSocket(wsUrl, token, loop));
         }
-        return sockets;
+        return new Connections(loop, sockets);
     }
 
     private void put(String doc, String value) {
@@ -114,12 +124,10 @@ final class DocBenchmarks {
         put("cas-hot-warmup", "{\"n\":0}");
         put("cas-hot", "{\"n\":0}");
         Cas cas = new Cas("cas-hot", true);
-        List<StrandSocket> sockets = connect(CLIENTS);
-        try {
+        try (Connections connections = connect(CLIENTS)) {
+            List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE, new Cas("cas-hot-warmup", true)));
             r.add(ClosedLoop.run(sockets, 1, commits, null, cas), commits);
-        } finally {
-            sockets.forEach(StrandSocket::close);
         }
         long conflicts = cas.conflicts.get();
         r.extra.put("connections", CLIENTS);
@@ -135,14 +143,12 @@ final class DocBenchmarks {
         r.inFlight = CLIENTS;
         r.unit = "commits";
         long n = (long) CLIENTS * scale(2_000);
-        List<StrandSocket> sockets = connect(CLIENTS);
-        try {
+        try (Connections connections = connect(CLIENTS)) {
+            List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE,
                     LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot-warmup\",\"path\":\"n\",\"delta\":1")));
             r.add(ClosedLoop.run(sockets, 1, n, null,
                     LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot\",\"path\":\"n\",\"delta\":1")), n);
-        } finally {
-            sockets.forEach(StrandSocket::close);
         }
         r.extra.put("connections", CLIENTS);
         verify("incr-hot", "n", n);
@@ -188,9 +194,9 @@ final class DocBenchmarks {
         r.unit = "attempts";
         int balance = scale(16_000);
         long attempts = 2L * balance;
-        List<StrandSocket> sockets = connect(CLIENTS);
         Debit debit = new Debit("wallet");
-        try {
+        try (Connections connections = connect(CLIENTS)) {
+            List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.rounds(round -> { // each round spends a fresh balance, as the run does
                 String wallet = "wallet-warmup-" + round;
                 put(wallet, "{\"balance\":" + balance + "}");
@@ -198,8 +204,6 @@ final class DocBenchmarks {
             }));
             put("wallet", "{\"balance\":" + balance + "}");
             r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
-        } finally {
-            sockets.forEach(StrandSocket::close);
         }
         r.extra.put("connections", CLIENTS);
         r.extra.put("succeeded", debit.succeeded.get());

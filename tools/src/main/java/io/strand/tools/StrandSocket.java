@@ -4,10 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.core.Json;
 import java.io.BufferedInputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
@@ -17,17 +22,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * A Strand WebSocket client on one blocking {@link Socket} (TCP_NODELAY), speaking RFC 6455
- * itself ({@link WebSocketHandshake}, {@link FrameWriter}, {@link FrameReader}) for the CLI and the
+ * A Strand WebSocket client on one {@link Socket} (TCP_NODELAY), speaking RFC 6455 itself
+ * ({@link WebSocketHandshake}, {@link FrameWriter}, {@link FrameReader}) for the CLI and the
  * benchmarks. Thread-safe: any thread may send (frames are serialized by the writer's lock); one
- * reader thread per socket parses frames, answers pings, matches replies to requests by
- * {@code id} and hands pushed frames (no id) to the sink.
+ * reader thread per socket, or a {@link SocketLoop} shared by many, parses frames, answers pings,
+ * matches replies to requests by {@code id} and hands pushed frames (no id) to the sink.
  *
  * <p>Reply callbacks and the sink run on the reader thread, so they must be quick (record, hand
  * over, or send the next request). A callback may send: a send only blocks while the kernel's
@@ -52,8 +58,14 @@ final class StrandSocket implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_MILLIS = 10_000;
     private static final AtomicLong SOCKETS = new AtomicLong();
     private final Socket socket;
+    /** Set when a {@link SocketLoop} reads this socket: the non-blocking channel and its unread bytes. */
+    private final SocketChannel channel;
+    private ByteBuffer inbox;
     private final FrameWriter writer;
     private final FrameReader reader;
+    /** The peer's close code once its close frame came (reader only). */
+    private int closeCode = -1;
+    private String closeReason = "connection lost";
     private final ConcurrentHashMap<Long, Consumer<JsonNode>> pending = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final AtomicBoolean closeSent = new AtomicBoolean();
@@ -62,15 +74,27 @@ final class StrandSocket implements AutoCloseable {
 
     /** Connects to {@code ws://} or {@code wss://} {@code wsUrl}, with {@code Authorization: Bearer token} when not null. */
     StrandSocket(String wsUrl, String token) {
+        this(wsUrl, token, null);
+    }
+
+    /**
+     * As {@link #StrandSocket(String, String)}, read by {@code loop} (plain {@code ws://} only)
+     * instead of a thread of its own; reply callbacks then run on the loop's thread.
+     */
+    StrandSocket(String wsUrl, String token, SocketLoop loop) {
         URI uri = URI.create(wsUrl);
         boolean tls = "wss".equalsIgnoreCase(uri.getScheme());
         if (!tls && !"ws".equalsIgnoreCase(uri.getScheme())) {
             throw new IllegalArgumentException("not a ws:// or wss:// URL: " + wsUrl);
         }
+        if (tls && loop != null) {
+            throw new IllegalArgumentException("a socket loop reads plain ws:// sockets only");
+        }
         int port = uri.getPort() > 0 ? uri.getPort() : tls ? 443 : 80;
         Socket s = null;
         try {
-            s = tls ? SSLSocketFactory.getDefault().createSocket() : new Socket();
+            SocketChannel ch = loop == null ? null : SocketChannel.open();
+            s = tls ? SSLSocketFactory.getDefault().createSocket() : ch != null ? ch.socket() : new Socket();
             s.setTcpNoDelay(true);
             s.connect(new InetSocketAddress(uri.getHost(), port), CONNECT_TIMEOUT_MILLIS);
             if (s instanceof SSLSocket ssl) {
@@ -84,14 +108,31 @@ final class StrandSocket implements AutoCloseable {
             WebSocketHandshake.upgrade(uri, token, s.getOutputStream(), in, random);
             s.setSoTimeout(0); // from here the reader blocks until a frame comes; callers keep their own timeouts
             socket = s;
-            writer = new FrameWriter(s.getOutputStream(), random.nextInt());
-            reader = new FrameReader(in);
+            channel = ch;
+            if (ch == null) {
+                writer = new FrameWriter(s.getOutputStream(), random.nextInt());
+                reader = new FrameReader(in);
+            } else {
+                inbox = ByteBuffer.allocate(64 * 1024);
+                inbox.put(in.readNBytes(in.available())); // anything read past the handshake response
+                ch.configureBlocking(false);
+                writer = new FrameWriter(new ChannelOutput(ch), random.nextInt());
+                reader = new FrameReader(new InboxInput());
+            }
         } catch (IOException e) {
             closeQuietly(s);
             int status = e instanceof WebSocketHandshake.Refused r ? r.status : 0;
             throw new ConnectFailure(status, "WebSocket " + wsUrl + ": " + StrandClient.describe(e), e);
         }
-        Thread.ofPlatform().daemon().name("strand-socket-" + SOCKETS.incrementAndGet()).start(this::readLoop);
+        if (loop == null) {
+            Thread.ofPlatform().daemon().name("strand-socket-" + SOCKETS.incrementAndGet()).start(this::readLoop);
+        } else {
+            loop.add(this);
+        }
+    }
+
+    SocketChannel channel() {
+        return channel;
     }
 
     /** Drops the connection without a close handshake; {@link #closed} completes with -1. */
@@ -149,42 +190,127 @@ final class StrandSocket implements AutoCloseable {
 
     /** The reader thread: frames until a close frame, a broken connection or a protocol error. */
     private void readLoop() {
-        int code = -1;
-        String why = "connection lost";
         try {
-            while (true) {
-                int opcode = reader.next();
-                if (opcode == FrameReader.TEXT) {
-                    dispatch(Json.MAPPER.readTree(reader.payload(), 0, reader.length()));
-                } else if (opcode == FrameWriter.PING) {
-                    writer.frame(FrameWriter.PONG, reader.payload(), 0, reader.length());
-                } else if (opcode == FrameWriter.CLOSE) {
-                    code = reader.closeCode();
-                    why = "socket closed " + code;
-                    if (closeSent.compareAndSet(false, true)) {
-                        writer.close(code, ""); // echo, as RFC 6455 §5.5.1 asks
-                    }
-                    break;
-                }
-                // pongs and binary messages (Strand sends none) are ignored
+            while (handle(reader.next())) {
+                // next frame
             }
-        } catch (FrameReader.ProtocolError e) {
-            why = "protocol error: " + e.getMessage();
+        } catch (IOException | RuntimeException | Error e) {
+            failed(e);
+        } finally {
+            finish();
+        }
+    }
+
+    /**
+     * Called by the {@link SocketLoop} when the channel has bytes: handles every whole message
+     * they complete. Returns false once the connection is done.
+     */
+    boolean readReady() {
+        try {
+            if (!inbox.hasRemaining()) {
+                inbox = ByteBuffer.allocate(inbox.capacity() * 2).put(inbox.flip());
+            }
+            int read = channel.read(inbox);
+            inbox.flip();
+            try {
+                while (wholeMessageBuffered(inbox)) {
+                    if (!handle(reader.next())) {
+                        finish();
+                        return false;
+                    }
+                }
+            } finally {
+                inbox.compact();
+            }
+            if (read < 0) {
+                throw new EOFException("connection closed by the peer");
+            }
+            return true;
+        } catch (IOException | RuntimeException | Error e) {
+            failed(e);
+            finish();
+            return false;
+        }
+    }
+
+    /**
+     * True when {@code in} holds frames up to the end of a message or a control frame, so the
+     * reader's next() does not run out of bytes; a malformed header counts too (the reader reports it).
+     */
+    static boolean wholeMessageBuffered(ByteBuffer in) {
+        int at = in.position();
+        while (true) {
+            if (in.limit() - at < 2) {
+                return false;
+            }
+            int b0 = in.get(at) & 0xFF;
+            int b1 = in.get(at + 1) & 0xFF;
+            long length = b1 & 0x7F;
+            int header = 2;
+            if (length == 126) {
+                header = 4;
+            } else if (length == 127) {
+                header = 10;
+            }
+            if (in.limit() - at < header) {
+                return false;
+            }
+            if (header == 4) {
+                length = in.getShort(at + 2) & 0xFFFF;
+            } else if (header == 10) {
+                length = in.getLong(at + 2);
+            }
+            if ((b1 & 0x80) != 0 || length < 0 || length > FrameReader.MAX_MESSAGE) {
+                return true;
+            }
+            if (in.limit() - at - header < length) {
+                return false;
+            }
+            if ((b0 & 0x80) != 0 || (b0 & 0x0F) >= 0x8) {
+                return true;
+            }
+            at += header + (int) length;
+        }
+    }
+
+    /** Handles one message or control frame; false once the peer's close frame came. */
+    private boolean handle(int opcode) throws IOException {
+        if (opcode == FrameReader.TEXT) {
+            dispatch(Json.MAPPER.readTree(reader.payload(), 0, reader.length()));
+        } else if (opcode == FrameWriter.PING) {
+            writer.frame(FrameWriter.PONG, reader.payload(), 0, reader.length());
+        } else if (opcode == FrameWriter.CLOSE) {
+            closeCode = reader.closeCode();
+            closeReason = "socket closed " + closeCode;
+            if (closeSent.compareAndSet(false, true)) {
+                writer.close(closeCode, ""); // echo, as RFC 6455 §5.5.1 asks
+            }
+            return false;
+        }
+        // pongs and binary messages (Strand sends none) are ignored
+        return true;
+    }
+
+    private void failed(Throwable e) {
+        if (e instanceof FrameReader.ProtocolError p) {
+            closeReason = "protocol error: " + p.getMessage();
             try {
                 if (closeSent.compareAndSet(false, true)) {
-                    writer.close(e.closeCode, e.getMessage());
+                    writer.close(p.closeCode, p.getMessage());
                 }
             } catch (IOException ignored) {
                 // dropping the connection anyway
             }
-        } catch (IOException | RuntimeException | Error e) {
-            why = code >= 0 ? why : StrandClient.describe(e);
-        } finally {
-            closeQuietly(socket);
-            closed.complete(code);
-            for (Long id : pending.keySet()) {
-                failPending(id, why);
-            }
+        } else if (closeCode < 0) {
+            closeReason = StrandClient.describe(e);
+        }
+    }
+
+    private void finish() {
+        closeQuietly(socket);
+        closed.complete(closeCode);
+        for (Long id : pending.keySet()) {
+            failPending(id, closeReason);
         }
     }
 
@@ -220,6 +346,51 @@ final class StrandSocket implements AutoCloseable {
                 s.close();
             } catch (IOException ignored) {
                 // closing anyway
+            }
+        }
+    }
+
+    /** The loop's buffered bytes, as the frame reader's input (it is only asked for whole messages). */
+    private final class InboxInput extends InputStream {
+        @Override
+        public int read() {
+            return inbox.hasRemaining() ? inbox.get() & 0xFF : -1;
+        }
+
+        @Override
+        public int read(byte[] into, int offset, int length) {
+            if (!inbox.hasRemaining()) {
+                return -1;
+            }
+            int n = Math.min(length, inbox.remaining());
+            inbox.get(into, offset, n);
+            return n;
+        }
+    }
+
+    /**
+     * Writes whole frames to a non-blocking channel. A closed loop keeps few requests outstanding,
+     * so the socket buffer has room and the wait below does not happen in practice.
+     */
+    private static final class ChannelOutput extends OutputStream {
+        private final SocketChannel channel;
+
+        ChannelOutput(SocketChannel channel) {
+            this.channel = channel;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] bytes, int offset, int length) throws IOException {
+            ByteBuffer out = ByteBuffer.wrap(bytes, offset, length);
+            while (out.hasRemaining()) {
+                if (channel.write(out) == 0) {
+                    LockSupport.parkNanos(50_000);
+                }
             }
         }
     }

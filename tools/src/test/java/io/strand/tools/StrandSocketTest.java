@@ -27,6 +27,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link StrandSocket} and its frame codec against a hand-written server peer on a local
@@ -39,11 +41,16 @@ class StrandSocketTest {
     private ServerSocket listener;
     private Peer peer;
     private StrandSocket client;
+    /** Set by tests that read the client through a {@link SocketLoop} instead of its own thread. */
+    private SocketLoop loop;
 
     @AfterEach
     void tearDown() throws IOException {
         if (client != null) {
             client.abort();
+        }
+        if (loop != null) {
+            loop.close();
         }
         if (peer != null) {
             peer.socket.close();
@@ -51,6 +58,12 @@ class StrandSocketTest {
         if (listener != null) {
             listener.close();
         }
+    }
+
+    /** As {@link #connect(String, boolean)}, the client read by a {@link SocketLoop} when {@code viaLoop}. */
+    private void connect(boolean viaLoop) throws Exception {
+        loop = viaLoop ? new SocketLoop() : null;
+        connect(null, true);
     }
 
     /** Connects a client (with {@code token}) to a fresh peer that answers the upgrade with {@code accept} applied to the key. */
@@ -69,7 +82,7 @@ class StrandSocketTest {
                 throw new IllegalStateException(e);
             }
         });
-        client = new StrandSocket("ws://127.0.0.1:" + listener.getLocalPort() + "/v1/ws/acme/socket?x=1", token);
+        client = new StrandSocket("ws://127.0.0.1:" + listener.getLocalPort() + "/v1/ws/acme/socket?x=1", token, loop);
         return request.get(10, TimeUnit.SECONDS);
     }
 
@@ -133,9 +146,10 @@ class StrandSocketTest {
         assertEquals(1, first.get(10, TimeUnit.SECONDS).get("id").asLong());
     }
 
-    @Test
-    void framesShouldUseSevenSixteenAndSixtyFourBitLengthsBothWays() throws Exception {
-        connect(null, true);
+    @ParameterizedTest(name = "read by a socket loop: {0}")
+    @ValueSource(booleans = {false, true})
+    void framesShouldUseSevenSixteenAndSixtyFourBitLengthsBothWays(boolean viaLoop) throws Exception {
+        connect(viaLoop);
         for (int size : new int[] {100, 125, 126, 300, 65_535, 65_536, 300_000}) {
             String pad = "y".repeat(size);
             CompletableFuture<JsonNode> reply = client.call("echo", "\"pad\":\"" + pad + "\"");
@@ -152,9 +166,10 @@ class StrandSocketTest {
         }
     }
 
-    @Test
-    void readerShouldJoinFragmentedTextAndAnswerAPingInTheMiddleWithAPong() throws Exception {
-        connect(null, true);
+    @ParameterizedTest(name = "read by a socket loop: {0}")
+    @ValueSource(booleans = {false, true})
+    void readerShouldJoinFragmentedTextAndAnswerAPingInTheMiddleWithAPong(boolean viaLoop) throws Exception {
+        connect(viaLoop);
         CompletableFuture<JsonNode> pushed = new CompletableFuture<>();
         client.onPush(pushed::complete);
         byte[] whole = "{\"sub\":\"s\",\"type\":\"entries\",\"text\":\"h\u00e9llo \u20ac\"}".getBytes(StandardCharsets.UTF_8);
@@ -172,9 +187,10 @@ class StrandSocketTest {
         assertEquals("h\u00e9llo \u20ac", frame.get("text").asText());
     }
 
-    @Test
-    void closedShouldCarryThePeersCodeAfterTheClientEchoesItAndPendingCallsShouldFail() throws Exception {
-        connect(null, true);
+    @ParameterizedTest(name = "read by a socket loop: {0}")
+    @ValueSource(booleans = {false, true})
+    void closedShouldCarryThePeersCodeAfterTheClientEchoesItAndPendingCallsShouldFail(boolean viaLoop) throws Exception {
+        connect(viaLoop);
         CompletableFuture<JsonNode> call = client.call("read", "\"log\":\"a\"");
         CompletableFuture<JsonNode> sent = new CompletableFuture<>();
         client.send("read", "\"log\":\"b\"", sent::complete);
@@ -193,9 +209,10 @@ class StrandSocketTest {
         assertEquals("socket_closed", late.get(10, TimeUnit.SECONDS).path("error").path("code").asText(), "a send after the close fails at once");
     }
 
-    @Test
-    void closeShouldSendCloseAndReportTheEchoedCode() throws Exception {
-        connect(null, true);
+    @ParameterizedTest(name = "read by a socket loop: {0}")
+    @ValueSource(booleans = {false, true})
+    void closeShouldSendCloseAndReportTheEchoedCode(boolean viaLoop) throws Exception {
+        connect(viaLoop);
         CompletableFuture<Void> echoed = CompletableFuture.runAsync(() -> {
             try {
                 Frame close = peer.readFrame();
@@ -210,9 +227,10 @@ class StrandSocketTest {
         assertEquals(1000, client.closed.get(10, TimeUnit.SECONDS));
     }
 
-    @Test
-    void closedShouldBeMinusOneWhenTheConnectionBreaks() throws Exception {
-        connect(null, true);
+    @ParameterizedTest(name = "read by a socket loop: {0}")
+    @ValueSource(booleans = {false, true})
+    void closedShouldBeMinusOneWhenTheConnectionBreaks(boolean viaLoop) throws Exception {
+        connect(viaLoop);
         CompletableFuture<JsonNode> call = client.call("read", "\"log\":\"a\"");
         peer.readFrame();
         peer.socket.close();
@@ -220,9 +238,10 @@ class StrandSocketTest {
         assertThrows(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS));
     }
 
-    @Test
-    void aMaskedServerFrameShouldBeAProtocolErrorClosedWith1002() throws Exception {
-        connect(null, true);
+    @ParameterizedTest(name = "read by a socket loop: {0}")
+    @ValueSource(booleans = {false, true})
+    void aMaskedServerFrameShouldBeAProtocolErrorClosedWith1002(boolean viaLoop) throws Exception {
+        connect(viaLoop);
         peer.out.write(new byte[] {(byte) 0x81, (byte) 0x82, 1, 2, 3, 4, 'x' ^ 1, 'y' ^ 2});
         peer.out.flush();
         Frame close = peer.readFrame();
