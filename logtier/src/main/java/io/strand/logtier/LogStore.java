@@ -153,11 +153,17 @@ public final class LogStore implements AutoCloseable {
         LogSlot slot = slot(ws, name);
         String durable = config.durability().wire();
         CompletableFuture<AppendResult> ack = slot.whenOpen(() -> writers.submit(ws, commit -> {
-            Log log = slot.acquire(true);
+            LogSlot held = slot;
+            Log log = held.acquire(true);
+            while (!registered(held)) { // forgotten while the turn was queued: never append through a second open queue
+                letGo(held);
+                held = slot(ws, name);
+                log = held.acquire(true);
+            }
             try {
                 return log.append(req, commit, durable);
             } finally {
-                slot.release();
+                held.release();
             }
         }));
         Roller r = roller;

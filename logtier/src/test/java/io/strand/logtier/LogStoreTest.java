@@ -272,6 +272,36 @@ class LogStoreTest {
     }
 
     /**
+     * An append whose writer turn waits (here behind a blocked turn) while the reaper closes its log
+     * and forgets its slot, and a later append opens the log again through a new slot: the waiting
+     * append must go through that new slot, not open a second queue with a stale head.
+     */
+    @Test
+    void anAppendQueuedWhileItsSlotIsForgottenShouldAppendThroughTheRegisteredSlot() throws Exception {
+        open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ZERO, 1000));
+        store.forgetSlotsAfter(java.time.Duration.ZERO);
+        store.append("w", "pin", batch(1, 0)).join();
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Object> blocker = store.writers().submit("w", commit -> {
+            running.countDown();
+            release.await();
+            return null;
+        });
+        assertTrue(running.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        CompletableFuture<AppendResult> queued = store.append("w", "pin", batch(1, 1));
+        assertEquals(1, store.closeIdle(), "the idle log is closed and its slot forgotten");
+        CompletableFuture<AppendResult> later = store.append("w", "pin", batch(1, 2)); // opens the log through a new slot
+        release.countDown();
+        blocker.join();
+        assertEquals(2, queued.join().firstSeq());
+        assertEquals(3, later.join().firstSeq());
+        Page page = store.readForward("w", "pin", 1, 10);
+        assertEquals(List.of(1L, 2L, 3L), page.entries().stream().map(Entry::seq).toList());
+        assertEquals(1, store.openLogs(), "one open queue for the log");
+    }
+
+    /**
      * Readers page through their logs again and again while another thread runs the reaper's turn
      * without pause (every log not in use is closed at once); every page must be exact, and when the
      * store closes, every queue and every pooled tailer must be closed with it.
