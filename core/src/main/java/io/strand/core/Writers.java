@@ -129,6 +129,20 @@ public final class Writers implements AutoCloseable {
         return future;
     }
 
+    /**
+     * Why a writer stopped acknowledging writes, if one did: after a failed durable write its lane
+     * refuses every later group until a restart (health reports this). Any thread.
+     */
+    public java.util.Optional<String> failure() {
+        for (Worker w : workers) {
+            Throwable f = w.laneFailure;
+            if (f != null) {
+                return java.util.Optional.of(w.thread.getName() + ": " + f.getMessage());
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     /** True when the calling thread is a writer thread (used by assertions in owners). */
     public static boolean onWriterThread() {
         return Thread.currentThread() instanceof WriterThread;
@@ -197,7 +211,8 @@ public final class Writers implements AutoCloseable {
         private final WriteAheadLog.Lane lane;
         private final Thread thread;
         private final Group group;
-        private Throwable laneFailure;
+        /** Written by the writer thread only; read by health checks. */
+        private volatile Throwable laneFailure;
         private volatile boolean running = true;
 
         Worker(String name, int maxBatch, WriteAheadLog.Lane lane) {

@@ -132,6 +132,32 @@ class WriteAheadLogTest {
         }
     }
 
+    /** A write-ahead write that fails (here: the channel closed under it by an interrupt) fails its group and every later one, and is reported. */
+    @Test
+    void aFailedWriteShouldFailItsGroupAndEveryLaterOneAndBeReported() {
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            writers.submit("a", c -> {
+                c.log(TYPE, new byte[] {1});
+                return null;
+            }).join();
+            assertEquals(java.util.Optional.empty(), writers.failure());
+            CompletableFuture<Object> broken = writers.submit("a", c -> {
+                c.log(TYPE, new byte[] {2});
+                Thread.currentThread().interrupt(); // the write that follows finds its channel closed
+                return null;
+            });
+            CompletionException e = assertThrows(CompletionException.class, broken::join);
+            assertEquals(ErrorCode.UNAVAILABLE, ((StrandException) e.getCause()).code());
+            CompletableFuture<Object> later = writers.submit("a", c -> {
+                c.log(TYPE, new byte[] {3});
+                return null;
+            });
+            assertThrows(CompletionException.class, later::join, "a later group built on the lost one is never acknowledged");
+            assertTrue(writers.failure().orElseThrow().startsWith("t-writer-0: write could not be made durable"),
+                    writers.failure().orElseThrow());
+        }
+    }
+
     @Test
     void aCleanCloseShouldLeaveNothingToReplay() throws IOException {
         crashedWritersThatLogged(4096, 100, List.of("a")).close();

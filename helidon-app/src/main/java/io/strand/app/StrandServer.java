@@ -103,7 +103,7 @@ public final class StrandServer implements AutoCloseable {
                 .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
                 .shutdownHook(false)
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(HealthObserver.create(), MetricsObserver.create()))
+                .addFeature(ObserveFeature.just(health(writers), MetricsObserver.create()))
                 .addProtocol(WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build())
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
@@ -122,6 +122,22 @@ public final class StrandServer implements AutoCloseable {
                     "invalid name in path '" + rawPath + "': names cannot contain '/', '\\', NUL or dot segments");
         }
         return StrandException.notFound("no route for " + method + " " + path);
+    }
+
+    /**
+     * Health with a {@code writers} liveness check: DOWN once a writer's durable write failed, since
+     * that writer then refuses every later write until the process restarts.
+     */
+    private static HealthObserver health(Writers writers) {
+        return HealthObserver.builder()
+                .details(true)
+                .addCheck(() -> {
+                    java.util.Optional<String> failure = writers.failure();
+                    var response = io.helidon.health.HealthCheckResponse.builder().status(failure.isEmpty());
+                    failure.ifPresent(f -> response.detail("failure", f));
+                    return response.build();
+                }, io.helidon.health.HealthCheckType.LIVENESS, "writers")
+                .build();
     }
 
     private Number coldStat(String name) {

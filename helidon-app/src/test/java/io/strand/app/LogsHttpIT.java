@@ -204,8 +204,14 @@ class LogsHttpIT {
 
     @Test
     void observeEndpointsShouldServeHealthAndMetrics() {
-        int health = http.get("/observe/health").status();
-        assertTrue(health == 200 || health == 204, "health status " + health);
+        Http.Reply health = http.get("/observe/health");
+        assertEquals(200, health.status());
+        JsonNode writers = null;
+        for (JsonNode check : health.json().get("checks")) {
+            writers = "writers".equals(check.path("name").asText()) ? check : writers;
+        }
+        assertTrue(writers != null, health.body());
+        assertEquals("UP", writers.get("status").asText(), health.body());
         http.post("/v1/ws/acme/logs/metered/entries", "{\"data\":1}");
         Http.Reply metrics = http.get("/observe/metrics");
         assertEquals(200, metrics.status());
