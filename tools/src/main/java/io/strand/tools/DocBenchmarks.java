@@ -142,7 +142,7 @@ final class DocBenchmarks {
         BenchReport r = new BenchReport("incr contended", durability);
         r.inFlight = CLIENTS;
         r.unit = "commits";
-        long n = (long) CLIENTS * scale(2_000);
+        long n = (long) CLIENTS * scale(10_000); // about 10 s: a 2 s run moved ±20 % with the disk's minute-to-minute flush latency
         try (Connections connections = connect(CLIENTS)) {
             List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE,
@@ -192,7 +192,7 @@ final class DocBenchmarks {
         BenchReport r = new BenchReport("floor debit", durability);
         r.inFlight = CLIENTS;
         r.unit = "attempts";
-        int balance = scale(16_000);
+        int balance = scale(80_000); // 160,000 attempts, about 7 s (see incrContended)
         long attempts = 2L * balance;
         Debit debit = new Debit("wallet");
         try (Connections connections = connect(CLIENTS)) {
