@@ -1,6 +1,5 @@
 package io.strand.app;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
@@ -66,11 +65,7 @@ public final class LogRequests {
     }
 
     private static byte[] serialize(JsonNode data) {
-        try {
-            return Json.MAPPER.writeValueAsBytes(data);
-        } catch (JsonProcessingException e) {
-            throw StrandException.badRequest("cannot serialize data: " + e.getOriginalMessage());
-        }
+        return Json.bytes(data); // a tree just parsed always serializes
     }
 
     private static String key(JsonNode key, String field) {

@@ -382,6 +382,14 @@ class SocketIT {
             JsonNode pong = c.reply(ping, 5_000);
             assertTrue(pong.get("ok").asBoolean());
             assertTrue(pong.get("ts").asLong() > 0);
+            c.send("{\"id\":\"s-\\\"1\",\"op\":\"append\",\"log\":\"ids\",\"data\":1}"); // a string id that needs escaping
+            JsonNode appended = c.next(5_000);
+            assertEquals("s-\"1", appended.get("id").asText(), appended.toString());
+            assertTrue(appended.get("ok").asBoolean(), appended.toString());
+            c.send("{\"id\":\"r\",\"op\":\"read\",\"log\":\"ids\",\"from\":1}");
+            JsonNode page = c.next(5_000);
+            assertEquals("r", page.get("id").asText(), page.toString());
+            assertEquals(1, page.get("entries").size(), page.toString());
             long read = c.request("read", "\"log\":\"never\",\"from\":1");
             assertEquals(0, c.reply(read, 5_000).get("head").asLong());
         }

@@ -269,7 +269,7 @@ public final class SocketEndpoint implements WsListener {
                 principal.require(ws, Scope.RW);
                 String log = logName(req);
                 AppendRequest append = LogRequests.append(req);
-                String idJson = id.toString();
+                String idJson = idJson(id);
                 ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).whenComplete((r, t) -> {
                     if (t != null) {
                         out.sendLater(ApiErrors.socketReply(id, ApiErrors.classify(t)));
@@ -283,7 +283,7 @@ public final class SocketEndpoint implements WsListener {
                 principal.require(ws, Scope.READ);
                 String log = logName(req);
                 LogRequests.ReadSpec spec = LogRequests.read(name -> field(req, name));
-                EntryJson reply = EntryJson.reply(id.toString(), spec.limit());
+                EntryJson reply = EntryJson.reply(idJson(id), spec.limit());
                 if (spec.from() != null) {
                     // A forward page of the open hot queue is served right here: handing it to another
                     // thread would cost more than the read. Anything that may open files or reach the
@@ -405,6 +405,11 @@ public final class SocketEndpoint implements WsListener {
 
     private void ok(JsonNode id, JsonNode body) {
         out.send(okReply(id, body));
+    }
+
+    /** The request's id as JSON: a number as is; anything else through Jackson ({@code JsonNode.toString} builds a writer per call). */
+    private static String idJson(JsonNode id) {
+        return id.isIntegralNumber() ? id.asText() : Json.string(id);
     }
 
     private static String okReply(JsonNode id, JsonNode body) {
