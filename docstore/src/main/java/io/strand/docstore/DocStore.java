@@ -612,8 +612,8 @@ public final class DocStore implements AutoCloseable {
 
         /**
          * After-durable hook: publishes this lane's changes up to and including {@code last}, oldest first.
-         * Groups complete in order, so what is published is exactly what is durable; later changes (the
-         * writer runs the next group while this one is written) stay pending.
+         * A group's hooks run in turn order once the group is durable, so what is published is exactly
+         * what is durable; the changes of a group whose write failed are never published.
          */
         void publishThrough(Pending last) {
             Pending p;

@@ -44,6 +44,18 @@ class DocStoreTest {
         writers.close();
     }
 
+    /** Holds workspace "w"'s writer in a turn until {@code release}; returns once that turn runs. */
+    private CompletableFuture<Object> blockWriter(CountDownLatch release) throws InterruptedException {
+        CountDownLatch running = new CountDownLatch(1);
+        CompletableFuture<Object> blocker = writers.submit("w", commit -> {
+            running.countDown();
+            release.await();
+            return null;
+        });
+        assertTrue(running.await(10, TimeUnit.SECONDS));
+        return blocker;
+    }
+
     private long counter(String doc, String path) {
         return store.get("w", doc).orElseThrow().value().at("/" + path.replace('.', '/')).longValue();
     }
@@ -244,14 +256,8 @@ class DocStoreTest {
 
     @Test
     void changesQueuedBehindEachOtherShouldEachReturnTheirOwnValue() throws Exception {
-        CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<Object> blocker = writers.submit("w", commit -> {
-            running.countDown();
-            release.await();
-            return null;
-        });
-        assertTrue(running.await(10, TimeUnit.SECONDS));
+        CompletableFuture<Object> blocker = blockWriter(release);
         // queued together, so each later turn starts from the pending value of the one before
         CompletableFuture<DocValue> first = store.apply("w", "d", DocOps.parse(json("[{\"op\":\"set\",\"path\":\"a.b\",\"value\":1}]")), null);
         CompletableFuture<DocValue> second = store.apply("w", "d", DocOps.parse(json("[{\"op\":\"set\",\"path\":\"a.b\",\"value\":2}]")), null);
@@ -345,16 +351,10 @@ class DocStoreTest {
     @Test
     void readsShouldSeeChangesOnlyAfterDurableWhileLaterTurnsInTheBatchSeeThemAtOnce() throws Exception {
         await(store.incr("w", "c", "n", 1, null, null));
-        CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release1 = new CountDownLatch(1);
         CountDownLatch inSecond = new CountDownLatch(1);
         CountDownLatch release2 = new CountDownLatch(1);
-        CompletableFuture<Object> blocker = writers.submit("w", commit -> {
-            running.countDown();
-            release1.await();
-            return null;
-        });
-        assertTrue(running.await(10, TimeUnit.SECONDS));
+        CompletableFuture<Object> blocker = blockWriter(release1);
         CompletableFuture<IncrResult> incr = store.incr("w", "c", "n", 1, null, null);
         CompletableFuture<Long> seenBySecond = writers.submit("w", commit -> {
             DocStore.Prepared p = store.prepare("w", "c", List.of(new Op.Incr(DocPath.parse("n"), 0, null, null)), null);

@@ -4,6 +4,7 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
@@ -117,6 +118,47 @@ final class FrameReader {
                 lastWasControl = false;
                 return done;
             }
+        }
+    }
+
+    /**
+     * True when {@code in} (from its position) holds frames up to the end of a message or a control
+     * frame, so {@link #next} on those bytes does not run out of input: how a non-blocking reader
+     * ({@link SocketLoop}) knows when to call it. A header {@link #next} refuses counts too (it reports it).
+     */
+    static boolean wholeMessageIn(ByteBuffer in) {
+        int at = in.position();
+        while (true) {
+            if (in.limit() - at < 2) {
+                return false;
+            }
+            int b0 = in.get(at) & 0xFF;
+            int b1 = in.get(at + 1) & 0xFF;
+            long length = b1 & 0x7F;
+            int header = 2;
+            if (length == 126) {
+                header = 4;
+            } else if (length == 127) {
+                header = 10;
+            }
+            if (in.limit() - at < header) {
+                return false;
+            }
+            if (header == 4) {
+                length = in.getShort(at + 2) & 0xFFFF;
+            } else if (header == 10) {
+                length = in.getLong(at + 2);
+            }
+            if ((b1 & 0x80) != 0 || length < 0 || length > MAX_MESSAGE) {
+                return true;
+            }
+            if (in.limit() - at - header < length) {
+                return false;
+            }
+            if ((b0 & 0x80) != 0 || (b0 & 0x0F) >= 0x8) {
+                return true;
+            }
+            at += header + (int) length;
         }
     }
 

@@ -213,7 +213,7 @@ final class StrandSocket implements AutoCloseable {
             int read = channel.read(inbox);
             inbox.flip();
             try {
-                while (wholeMessageBuffered(inbox)) {
+                while (FrameReader.wholeMessageIn(inbox)) {
                     if (!handle(reader.next())) {
                         finish();
                         return false;
@@ -230,46 +230,6 @@ final class StrandSocket implements AutoCloseable {
             failed(e);
             finish();
             return false;
-        }
-    }
-
-    /**
-     * True when {@code in} holds frames up to the end of a message or a control frame, so the
-     * reader's next() does not run out of bytes; a malformed header counts too (the reader reports it).
-     */
-    static boolean wholeMessageBuffered(ByteBuffer in) {
-        int at = in.position();
-        while (true) {
-            if (in.limit() - at < 2) {
-                return false;
-            }
-            int b0 = in.get(at) & 0xFF;
-            int b1 = in.get(at + 1) & 0xFF;
-            long length = b1 & 0x7F;
-            int header = 2;
-            if (length == 126) {
-                header = 4;
-            } else if (length == 127) {
-                header = 10;
-            }
-            if (in.limit() - at < header) {
-                return false;
-            }
-            if (header == 4) {
-                length = in.getShort(at + 2) & 0xFFFF;
-            } else if (header == 10) {
-                length = in.getLong(at + 2);
-            }
-            if ((b1 & 0x80) != 0 || length < 0 || length > FrameReader.MAX_MESSAGE) {
-                return true;
-            }
-            if (in.limit() - at - header < length) {
-                return false;
-            }
-            if ((b0 & 0x80) != 0 || (b0 & 0x0F) >= 0x8) {
-                return true;
-            }
-            at += header + (int) length;
         }
     }
 
