@@ -147,11 +147,6 @@ public final class EntryJson implements EntrySink {
         return Arrays.copyOf(buf, len);
     }
 
-    /** Bytes held, so a caller can let a buffer that grew large go. */
-    public int capacity() {
-        return buf.length;
-    }
-
     private void put(byte[] bytes) {
         ensure(bytes.length);
         System.arraycopy(bytes, 0, buf, len, bytes.length);

@@ -283,13 +283,7 @@ public final class LogStore implements AutoCloseable {
         return withLog(ws, name, log -> forward(log, log.seqAtOrAfter(ts), limit, Long.MAX_VALUE, sink), emptyPage(1));
     }
 
-    /** A chunk for a subscription: at most {@code maxEntries} and about {@code maxBytes}. */
-    public Page readChunk(String ws, String name, long from, int maxEntries, long maxBytes) {
-        List<Entry> entries = new ArrayList<>(Math.min(maxEntries, 1024));
-        return Page.of(readChunk(ws, name, from, maxEntries, maxBytes, EntrySink.of(entries::add)), entries);
-    }
-
-    /** As {@link #readChunk(String, String, long, int, long)}, the entries streamed into {@code sink}. */
+    /** A chunk for a subscription, streamed into {@code sink}: at most {@code maxEntries} and about {@code maxBytes}. */
     public PageInfo readChunk(String ws, String name, long from, int maxEntries, long maxBytes, EntrySink sink) {
         return withLog(ws, name, log -> forward(log, Math.max(from, 1), maxEntries, maxBytes, sink), emptyPage(from));
     }

@@ -20,11 +20,7 @@ public final class LogWatch implements AutoCloseable {
         this.generation = slot.signal.generation();
     }
 
-    public Page read(long from, int maxEntries, long maxBytes) {
-        return store.readChunk(ws, name, from, maxEntries, maxBytes);
-    }
-
-    /** As {@link #read(long, int, long)}, the entries streamed into {@code sink}. */
+    /** The next chunk from {@code from}, streamed into {@code sink}. */
     public PageInfo read(long from, int maxEntries, long maxBytes, EntrySink sink) {
         return store.readChunk(ws, name, from, maxEntries, maxBytes, sink);
     }

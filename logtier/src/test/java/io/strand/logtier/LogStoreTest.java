@@ -290,7 +290,8 @@ class LogStoreTest {
         });
         assertTrue(running.await(10, java.util.concurrent.TimeUnit.SECONDS));
         CompletableFuture<AppendResult> queued = store.append("w", "pin", batch(1, 1));
-        assertEquals(1, store.closeIdle(), "the idle log is closed and its slot forgotten");
+        store.closeIdle(); // or the store's own reaper got there first: either way the log closes and its slot goes
+        assertEquals(0, store.openLogs(), "the idle log is closed and its slot forgotten");
         CompletableFuture<AppendResult> later = store.append("w", "pin", batch(1, 2)); // opens the log through a new slot
         release.countDown();
         blocker.join();

@@ -51,6 +51,9 @@ final class SocketWriter {
 
     /** Queues {@code frame} for sending in order; never blocks. */
     void sendLater(String frame) {
+        if (!open) {
+            return; // the reply thread has ended or will: nobody would drain it
+        }
         outbox.add(frame);
         if (draining.compareAndSet(false, true)) {
             if (replies.getState() == Thread.State.NEW) {
