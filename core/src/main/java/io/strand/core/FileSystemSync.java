@@ -18,8 +18,8 @@ import java.nio.file.Path;
  * may still have dirty pages). Linux only, like Chronicle.
  */
 public final class FileSystemSync {
+    /** Any descriptor on the file system will do for syncfs; O_DIRECTORY's value differs by architecture, so it is not used. */
     private static final int O_RDONLY = 0;
-    private static final int O_DIRECTORY = 0x10000;
     private static final MethodHandle OPEN;
     private static final MethodHandle SYNCFS;
     private static final MethodHandle CLOSE;
@@ -47,7 +47,7 @@ public final class FileSystemSync {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
             MemorySegment path = arena.allocateFrom(dir.toAbsolutePath().toString());
-            int fd = (int) OPEN.invokeExact(state, path, O_RDONLY | O_DIRECTORY);
+            int fd = (int) OPEN.invokeExact(state, path, O_RDONLY);
             if (fd < 0) {
                 throw new IOException("open " + dir + " failed, errno " + (int) ERRNO.get(state, 0L));
             }

@@ -54,14 +54,20 @@ public final class Writers implements AutoCloseable {
             afterDurable.add(hook);
         }
 
+        /** Hooks registered before the current turn; a turn that fails drops the ones it added. */
+        private int hooksAtMark;
+
         private int mark() {
+            hooksAtMark = afterDurable.size();
             return records == null ? 0 : records.mark();
         }
 
+        /** Undoes what a failed turn logged and the hooks it registered: none of its changes are published. */
         private void rollback(int mark) {
             if (records != null) {
                 records.reset(mark);
             }
+            afterDurable.subList(hooksAtMark, afterDurable.size()).clear();
         }
 
         private void clear() {

@@ -158,6 +158,27 @@ class WriteAheadLogTest {
         }
     }
 
+    /** A turn that throws after logging and registering a hook: neither its record nor its hook survives. */
+    @Test
+    void aFailedTurnShouldLeaveNeitherRecordsNorHooks() throws IOException {
+        List<String> hooks = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            CompletableFuture<Object> failed = writers.submit("a", c -> {
+                c.log(TYPE, "failed".getBytes(StandardCharsets.UTF_8));
+                c.afterDurable(() -> hooks.add("failed"));
+                throw new IllegalStateException("refused after its changes were staged");
+            });
+            CompletableFuture<Object> ok = writers.submit("a", c -> {
+                c.log(TYPE, "ok".getBytes(StandardCharsets.UTF_8));
+                c.afterDurable(() -> hooks.add("ok"));
+                return null;
+            });
+            assertThrows(CompletionException.class, failed::join);
+            ok.join();
+        }
+        assertEquals(List.of("ok"), hooks);
+    }
+
     @Test
     void aCleanCloseShouldLeaveNothingToReplay() throws IOException {
         crashedWritersThatLogged(4096, 100, List.of("a")).close();
