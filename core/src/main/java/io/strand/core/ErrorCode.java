@@ -16,6 +16,7 @@ public enum ErrorCode {
     FORBIDDEN("forbidden", 403),
     NOT_FOUND("not_found", 404),
     METHOD_NOT_ALLOWED("method_not_allowed", 405),
+    REQUEST_TIMEOUT("request_timeout", 408),
     SEQ_MISMATCH("seq_mismatch", 409),
     PRODUCER_SEQ_STALE("producer_seq_stale", 409),
     VERSION_CONFLICT("version_conflict", 409),
@@ -24,11 +25,16 @@ public enum ErrorCode {
     CEILING_VIOLATION("ceiling_violation", 409),
     OVERFLOW("overflow", 409),
     TOO_LARGE("too_large", 413),
+    URI_TOO_LONG("uri_too_long", 414),
+    UNSUPPORTED_ENCODING("unsupported_encoding", 415),
     TOO_MANY_CONNECTIONS("too_many_connections", 429),
     TOO_MANY_SUBSCRIPTIONS("too_many_subscriptions", 429),
+    HEADERS_TOO_LARGE("headers_too_large", 431),
     INTERNAL("internal", 500),
+    NOT_IMPLEMENTED("not_implemented", 501),
     UNAVAILABLE("unavailable", 503),
     COLD_UNAVAILABLE("cold_unavailable", 503),
+    HTTP_VERSION_NOT_SUPPORTED("http_version_not_supported", 505),
     STORAGE_FULL("storage_full", 507),
     CORRUPT("corrupt", 500);
 
@@ -47,5 +53,20 @@ public enum ErrorCode {
 
     public int httpStatus() {
         return status;
+    }
+
+    /**
+     * The first code with HTTP status {@code status} (so the general code of a status, declared
+     * first, wins: 400 is {@code bad_request}); otherwise {@code bad_request} for 4xx and
+     * {@code internal} for the rest. For answers whose status was chosen outside Strand (the web
+     * server's own refusals).
+     */
+    public static ErrorCode forStatus(int status) {
+        for (ErrorCode c : values()) {
+            if (c.status == status) {
+                return c;
+            }
+        }
+        return status >= 400 && status < 500 ? BAD_REQUEST : INTERNAL;
     }
 }

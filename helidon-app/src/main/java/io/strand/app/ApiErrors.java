@@ -2,6 +2,8 @@ package io.strand.app;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.HttpException;
+import io.helidon.http.Status;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
@@ -16,7 +18,12 @@ public final class ApiErrors {
     private ApiErrors() {
     }
 
-    /** Unwraps future wrappers and turns anything unexpected into {@code internal}. */
+    /**
+     * Unwraps future wrappers and turns anything unexpected into {@code internal} (logged with its
+     * stack trace). A web server exception that carries its own status (no route: 404, a bad
+     * request the server refused before a handler ran) keeps that status and is not logged: it is
+     * the client's mistake, and anyone could fill the log with them.
+     */
     public static StrandException classify(Throwable t) {
         Throwable cause = t;
         while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
@@ -28,8 +35,20 @@ public final class ApiErrors {
         if (cause instanceof IllegalArgumentException iae) {
             return StrandException.badRequest(iae.getMessage());
         }
+        if (cause instanceof HttpException he && he.status().code() < 500) {
+            return forStatus(he.status().code(), he.getMessage());
+        }
         LOG.log(System.Logger.Level.ERROR, "unexpected failure", cause);
         return new StrandException(ErrorCode.INTERNAL, "internal error: " + cause.getClass().getSimpleName());
+    }
+
+    /**
+     * The error for an answer whose status the web server chose (see {@link ErrorCode#forStatus}),
+     * with {@code message}, or the status's reason phrase when there is none.
+     */
+    public static StrandException forStatus(int status, String message) {
+        String text = message == null || message.isBlank() ? Status.create(status).reasonPhrase() : message;
+        return new StrandException(ErrorCode.forStatus(status), text);
     }
 
     /** {@code {"code":…,"message":…, …extras}} */

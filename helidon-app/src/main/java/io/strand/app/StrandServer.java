@@ -1,5 +1,6 @@
 package io.strand.app;
 
+import io.helidon.http.NotFoundException;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.observe.ObserveFeature;
@@ -12,6 +13,7 @@ import io.strand.app.auth.AuthFilter;
 import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.http.AdminHttp;
+import io.strand.app.http.DirectRefusals;
 import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
@@ -102,6 +104,8 @@ public final class StrandServer implements AutoCloseable {
                 .port(config.port())
                 .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
                 .shutdownHook(false)
+                .directHandlers(DirectRefusals.all()) // refusals before routing get the SPEC §2 body too
+                .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
                 .addFeature(ObserveFeature.just(health(writers), MetricsObserver.create()))
                 .addProtocol(WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build())
@@ -167,6 +171,8 @@ public final class StrandServer implements AutoCloseable {
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, unrouted(req.path().rawPath(), req.path().path(),
                         req.prologue().method().text())))
+                .error(NotFoundException.class, (req, res, t) -> HttpIo.error(res, unrouted(req.path().rawPath(),
+                        req.path().path(), req.prologue().method().text())))
                 .error(Throwable.class, (req, res, t) -> HttpIo.error(res, t));
     }
 

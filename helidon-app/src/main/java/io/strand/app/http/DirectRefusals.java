@@ -1,0 +1,73 @@
+package io.strand.app.http;
+
+import io.helidon.common.media.type.MediaTypes;
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.ServerResponseHeaders;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.DirectHandlers;
+import io.strand.app.ApiErrors;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import java.util.Map;
+
+/**
+ * The SPEC §2 error body for answers the web server gives before routing (a bad request line, a
+ * URI or head over the limits, a body over the payload limit, a refused {@code Content-Encoding},
+ * HTTP/1.0): every {@link DirectHandler.EventType} goes through {@link #handle}. Stateless.
+ *
+ * <p>Helidon 4.5 refuses an oversized head and an unsupported encoding with a plain 400 whose
+ * message alone says why; {@link #REFINED} gives those their own status (431, 415). EdgeErrorsIT
+ * pins each message, so a Helidon upgrade that rewords one fails a test, not a client.
+ */
+public final class DirectRefusals implements DirectHandler {
+    /** Helidon's message → the status that names the problem. */
+    static final Map<String, Integer> REFINED = Map.of(
+            "Header size exceeded", 431,
+            "Unsupported content encoding", 415,
+            "Content-Encoding header present when content encoding is disabled", 415);
+    private static final int MAX_MESSAGE_CHARS = 200;
+
+    /** Handlers for every event type, for {@code WebServer.builder().directHandlers(…)}. */
+    public static DirectHandlers all() {
+        DirectRefusals handler = new DirectRefusals();
+        DirectHandlers.Builder builder = DirectHandlers.builder();
+        for (EventType type : EventType.values()) {
+            builder.addHandler(type, handler);
+        }
+        return builder.build();
+    }
+
+    @Override
+    public TransportResponse handle(TransportRequest request, EventType eventType, Status defaultStatus,
+                                    ServerResponseHeaders headers, String message) {
+        int status = message == null ? defaultStatus.code() : REFINED.getOrDefault(message, defaultStatus.code());
+        StrandException error = ApiErrors.forStatus(status, describe(status, message));
+        headers.contentType(MediaTypes.APPLICATION_JSON);
+        headers.set(HeaderNames.CACHE_CONTROL, "no-store");
+        if (error.code() == ErrorCode.UNSUPPORTED_ENCODING) {
+            headers.set(HeaderNames.ACCEPT_ENCODING, "identity"); // RFC 7694: the codings a request body may use
+        }
+        return TransportResponse.builder()
+                .status(Status.create(status))
+                .headers(headers)
+                .keepAlive(false)
+                .entity(ApiErrors.httpBody(error))
+                .build();
+    }
+
+    private static String describe(int status, String message) {
+        return switch (status) {
+            case 413 -> "request body too large";
+            case 414 -> "request URI too long";
+            case 415 -> "unsupported Content-Encoding: send the body without one";
+            case 431 -> "request head (headers) too large";
+            case 505 -> "HTTP version not supported: use HTTP/1.1";
+            default -> message == null || message.isBlank() ? null : truncate(message);
+        };
+    }
+
+    private static String truncate(String s) {
+        return s.length() <= MAX_MESSAGE_CHARS ? s : s.substring(0, MAX_MESSAGE_CHARS) + "…";
+    }
+}
