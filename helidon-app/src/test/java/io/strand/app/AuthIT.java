@@ -244,6 +244,32 @@ class AuthIT {
     }
 
     @Test
+    void aQueryTokenShouldBeRefusedOutsideTheSocketUpgradeSoItNeverLandsInUrls() throws Exception {
+        String rw = URLEncoder.encode(TOKENS.get("rw"), StandardCharsets.UTF_8);
+        String rootToken = URLEncoder.encode(TOKENS.get("root"), StandardCharsets.UTF_8);
+        Http anonymous = server.http;
+        List<Http.Reply> refused = List.of(
+                anonymous.get("/v1/ws/acme/logs/m/entries?from=1&token=" + rw),
+                anonymous.post("/v1/ws/acme/logs/query-token/entries?token=" + rw, "{\"data\":1}"),
+                anonymous.put("/v1/ws/acme/docs/query-token?token=" + rw, "{\"value\":1}"),
+                anonymous.post("/v1/admin/tokens?token=" + rootToken, "{\"ws\":\"acme\",\"scope\":\"read\",\"ttlSeconds\":60}"),
+                anonymous.delete("/v1/ws/acme/logs/m?token=" + rootToken));
+        for (Http.Reply r : refused) {
+            assertEquals(401, r.status(), r.body());
+            assertEquals("unauthorized", r.errorCode());
+            assertTrue(r.json().path("error").path("message").asText().contains("Authorization"), r.body());
+        }
+        assertEquals("not_found", root.get("/v1/ws/acme/logs/query-token").errorCode(), "the refused append changed nothing");
+        assertEquals("not_found", root.get("/v1/ws/acme/docs/query-token").errorCode(), "the refused put changed nothing");
+        // the WebSocket endpoint still takes it (browsers cannot set headers there): a plain GET passes auth
+        assertEquals("bad_request", anonymous.get("/v1/ws/acme/socket?token=" + rw).errorCode());
+        assertEquals(101, RawSocket.upgrade(server.wsUrl("acme") + "?token=" + rw, null).status());
+        try (WsClient c = WsClient.connect(server.wsUrl("acme") + "?token=" + rw, null)) {
+            assertTrue(c.reply(c.request("ping", ""), 10_000).path("ok").asBoolean());
+        }
+    }
+
+    @Test
     void revokeShouldNeedAdminOfTheTokensWorkspace() {
         JsonNode t = mint(root, "acme", "read", 3600);
         String jti = t.get("jti").asText();

@@ -13,10 +13,15 @@ import io.helidon.webserver.http.RoutingResponse;
 import java.util.Set;
 
 /**
- * Authenticates every {@code /v1} request in one place: the bearer token (header, or
- * {@code ?token=} for browsers) becomes a {@link Principal} in the request context, and a path
- * under {@code /v1/ws/{ws}} needs at least read (GET) or rw (other methods) on that workspace;
- * routes then check the exact scope. Health and metrics stay open. Stateless.
+ * Authenticates every {@code /v1} request in one place: the bearer token becomes a
+ * {@link Principal} in the request context, and a path under {@code /v1/ws/{ws}} needs a valid
+ * workspace name and at least read (GET) or rw (other methods) on that workspace; routes then
+ * check the exact scope. Health and metrics stay open. Stateless.
+ *
+ * <p>The token comes from the {@code Authorization: Bearer} header. {@code ?token=} is accepted
+ * only where browsers cannot set headers ({@link #acceptsQueryToken}: the WebSocket upgrade and
+ * the Durable Streams paths under {@code /ds/}); anywhere else a query token is refused with 401,
+ * since URLs end up in access logs, proxies and browser history.
  */
 public final class AuthFilter implements Filter {
     private static final Set<Method> READS = Set.of(Method.GET, Method.HEAD, Method.OPTIONS);
@@ -37,7 +42,8 @@ public final class AuthFilter implements Filter {
             req.context().register(principal);
             String ws = workspaceOf(req.path().path());
             if (ws != null) {
-                principal.require(ws, READS.contains(req.prologue().method()) ? Scope.READ : Scope.RW);
+                // an invalid name is refused here, before an upgrade could answer a bare 400
+                principal.require(Names.workspace(ws), READS.contains(req.prologue().method()) ? Scope.READ : Scope.RW);
             }
         } catch (StrandException e) {
             if (e.code() == ErrorCode.UNAUTHORIZED) {
@@ -50,10 +56,11 @@ public final class AuthFilter implements Filter {
     }
 
     /**
-     * The workspace of a {@code /v1/ws/{ws}/…} path when it is a valid name (routes answer
-     * {@code invalid_name} for the rest). Checking it here, before routing, means a token of another
-     * workspace gets 403 on every path of this one, even one no route serves; routes then check the
-     * exact scope (a log delete needs admin).
+     * The workspace segment of a {@code /v1/ws/{ws}/…} path (null elsewhere, or when empty).
+     * Checking it here, before routing, means a token of another workspace gets 403 on every path
+     * of this one, even one no route serves, and an invalid name gets 400 {@code invalid_name} on
+     * every path, the WebSocket upgrade included; routes then check the exact scope (a log delete
+     * needs admin).
      */
     static String workspaceOf(String path) {
         if (!path.startsWith("/v1/ws/")) {
@@ -61,7 +68,23 @@ public final class AuthFilter implements Filter {
         }
         int end = path.indexOf('/', 7);
         String ws = end < 0 ? path.substring(7) : path.substring(7, end);
-        return Names.isWorkspace(ws) || Names.SYSTEM_WORKSPACE.equals(ws) ? ws : null;
+        return ws.isEmpty() ? null : ws;
+    }
+
+    /**
+     * Where {@code ?token=} may stand in for the header: a GET of the WebSocket endpoint
+     * {@code /v1/ws/{ws}/socket} (browsers' WebSocket cannot set headers) and the Durable Streams
+     * paths under {@code /ds/} (nor can EventSource).
+     */
+    static boolean acceptsQueryToken(String path, Method method) {
+        if (path.startsWith("/ds/")) {
+            return true;
+        }
+        if (method != Method.GET || !path.startsWith("/v1/ws/") || !path.endsWith("/socket")) {
+            return false;
+        }
+        int end = path.indexOf('/', 7);
+        return end > 7 && end == path.length() - "/socket".length();
     }
 
     static String token(RoutingRequest req) {
@@ -70,6 +93,13 @@ public final class AuthFilter implements Filter {
             String v = header.get();
             return v.regionMatches(true, 0, "Bearer ", 0, 7) ? v.substring(7).trim() : "";
         }
-        return req.query().contains("token") ? req.query().get("token") : null;
+        if (!req.query().contains("token")) {
+            return null;
+        }
+        if (!acceptsQueryToken(req.path().path(), req.prologue().method())) {
+            throw new StrandException(ErrorCode.UNAUTHORIZED, "?token= is accepted only on the WebSocket upgrade and /ds/ paths: "
+                    + "send the token in the Authorization: Bearer header");
+        }
+        return req.query().get("token");
     }
 }
