@@ -33,7 +33,10 @@ public record ServerConfig(
         int maxSubscriptionsPerSocket,
         Duration heartbeat,
         boolean auth,
-        long docCapacity) {
+        long docCapacity,
+        Duration headerTimeout,
+        int maxConnections,
+        int maxConnectionsPerIp) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -53,7 +56,13 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
-            Map.entry("STRAND_DOC_CAPACITY", "200000"));
+            Map.entry("STRAND_DOC_CAPACITY", "200000"),
+            // a request head (request line + headers) must arrive within this of the connection or request line
+            Map.entry("STRAND_HEADER_TIMEOUT", "10s"),
+            // open connections of every kind (HTTP and WebSocket); keep below the open-file limit minus the stores' files
+            Map.entry("STRAND_MAX_CONNECTIONS", "16000"),
+            // open connections from one address; 0 = no per-address cap (behind a proxy every client shares one address)
+            Map.entry("STRAND_MAX_CONNECTIONS_PER_IP", "0"));
 
     public ServerConfig {
         if (port < 0 || port > 65535) {
@@ -69,6 +78,9 @@ public record ServerConfig(
             }
         }
         LogConfig.rollCycleNamed(hotRollCycle); // validates
+        if (headerTimeout.isNegative() || headerTimeout.isZero() || maxConnections < 1 || maxConnectionsPerIp < 0) {
+            throw new IllegalArgumentException("header timeout > 0, max connections ≥ 1, max connections per IP ≥ 0 (0 = no cap)");
+        }
     }
 
     /** Settings from {@code values} (environment-style keys), falling back to {@link #DEFAULTS}. */
@@ -98,7 +110,10 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
-                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")));
+                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
+                duration(get.apply("STRAND_HEADER_TIMEOUT")),
+                Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS")),
+                Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")));
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */

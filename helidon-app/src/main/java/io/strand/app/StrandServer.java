@@ -6,13 +6,17 @@ import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.observe.ObserveFeature;
 import io.helidon.webserver.observe.health.HealthObserver;
 import io.helidon.webserver.observe.metrics.MetricsObserver;
+import io.helidon.webserver.http1.Http1Config;
+import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.helidon.webserver.websocket.WsConfig;
+import io.helidon.webserver.websocket.WsUpgrader;
 import io.helidon.webserver.websocket.WsRouting;
 import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.AuthFilter;
 import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.http.AdminHttp;
+import io.strand.app.http.ConnectionGuard;
 import io.strand.app.http.DirectRefusals;
 import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
@@ -52,6 +56,7 @@ public final class StrandServer implements AutoCloseable {
     private final Authenticator authenticator;
     private final AuditLog audit;
     private final OpenSockets sockets;
+    private final ConnectionGuard guard;
     private final WebServer server;
 
     public StrandServer(ServerConfig config, Authenticator authenticator) {
@@ -99,16 +104,32 @@ public final class StrandServer implements AutoCloseable {
                 new ConcurrentHashMap<>());
         this.sockets = socketContext.sockets();
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
+        this.guard = new ConnectionGuard(config.headerTimeout(), config.maxConnections(), config.maxConnectionsPerIp());
+        metrics.gauge("strand.http.connections", "Open connections (HTTP and WebSocket); refused past --max-connections",
+                guard::openConnections);
+        metrics.gauge("strand.http.header.timeouts", "Connections closed because their request head did not arrive in time",
+                guard::timedOut);
+        metrics.gauge("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
+                guard::refusals);
+        WsConfig wsConfig = WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build();
+        // the only connection selector, so every accepted connection passes the guard first
+        var http1 = Http1ConnectionSelector.builder()
+                .config(Http1Config.builder().addReceiveListener(guard).build())
+                .addUpgrader(WsUpgrader.create(wsConfig))
+                .build();
         this.server = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
+                .protocolsDiscoverServices(false)
+                .addProtocol(wsConfig)
+                .addConnectionSelector(guard.wrap(http1))
+                .maxTcpConnections(config.maxConnections() + ConnectionGuard.REFUSAL_HEADROOM)
                 .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
                 .shutdownHook(false)
-                .directHandlers(DirectRefusals.all()) // refusals before routing get the SPEC §2 body too
+                .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
                 .addFeature(ObserveFeature.just(health(writers), MetricsObserver.create()))
-                .addProtocol(WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build())
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
@@ -202,6 +223,7 @@ public final class StrandServer implements AutoCloseable {
     public void close() {
         sockets.close();
         server.stop();
+        guard.close();
         writers.close();
         logs.close();
         docs.close();

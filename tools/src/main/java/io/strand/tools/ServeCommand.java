@@ -38,6 +38,15 @@ final class ServeCommand implements Callable<Integer> {
     Boolean auth;
     @Option(names = "--hot-roll-cycle", description = "Hot file cycle: hourly (default), daily, five-minutely, minutely, secondly (tests).")
     String hotRollCycle;
+    @Option(names = "--header-timeout", description = "A request's line and headers must arrive within this, or 408 and close "
+            + "(default 10s; env STRAND_HEADER_TIMEOUT). WebSockets and kept-alive connections are not cut by it.")
+    String headerTimeout;
+    @Option(names = "--max-connections", description = "Open connections (HTTP and WebSocket) past which new ones get 503 "
+            + "(default 16000; env STRAND_MAX_CONNECTIONS). Keep below the open-file limit.")
+    Integer maxConnections;
+    @Option(names = "--max-connections-per-ip", description = "Open connections from one address past which new ones get 429 "
+            + "(default 0 = no cap, as behind a proxy; env STRAND_MAX_CONNECTIONS_PER_IP).")
+    Integer maxConnectionsPerIp;
 
     @Override
     public Integer call() throws Exception {
@@ -55,6 +64,9 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
         put(values, "STRAND_AUTH", auth);
         put(values, "STRAND_HOT_ROLL_CYCLE", hotRollCycle);
+        put(values, "STRAND_HEADER_TIMEOUT", headerTimeout);
+        put(values, "STRAND_MAX_CONNECTIONS", maxConnections);
+        put(values, "STRAND_MAX_CONNECTIONS_PER_IP", maxConnectionsPerIp);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

@@ -16,6 +16,10 @@ import java.util.Map;
  * URI or head over the limits, a body over the payload limit, a refused {@code Content-Encoding},
  * HTTP/1.0): every {@link DirectHandler.EventType} goes through {@link #handle}. Stateless.
  *
+ * <p>Helidon 4.5 answers a head that is cut short or has an illegal method token with a 500
+ * "internal error" and a logged stack trace; while {@link ConnectionGuard#readingHead()} those are
+ * the client's {@code 400 bad_request} (a 500 past the head stays a 500, logged).
+ *
  * <p>Helidon 4.5 refuses an oversized head and an unsupported encoding with a plain 400 whose
  * message alone says why; {@link #REFINED} gives those their own status (431, 415). EdgeErrorsIT
  * pins each message, so a Helidon upgrade that rewords one fails a test, not a client.
@@ -27,10 +31,15 @@ public final class DirectRefusals implements DirectHandler {
             "Unsupported content encoding", 415,
             "Content-Encoding header present when content encoding is disabled", 415);
     private static final int MAX_MESSAGE_CHARS = 200;
+    private final ConnectionGuard guard;
+
+    private DirectRefusals(ConnectionGuard guard) {
+        this.guard = guard;
+    }
 
     /** Handlers for every event type, for {@code WebServer.builder().directHandlers(…)}. */
-    public static DirectHandlers all() {
-        DirectRefusals handler = new DirectRefusals();
+    public static DirectHandlers all(ConnectionGuard guard) {
+        DirectRefusals handler = new DirectRefusals(guard);
         DirectHandlers.Builder builder = DirectHandlers.builder();
         for (EventType type : EventType.values()) {
             builder.addHandler(type, handler);
@@ -42,6 +51,13 @@ public final class DirectRefusals implements DirectHandler {
     public TransportResponse handle(TransportRequest request, EventType eventType, Status defaultStatus,
                                     ServerResponseHeaders headers, String message) {
         int status = message == null ? defaultStatus.code() : REFINED.getOrDefault(message, defaultStatus.code());
+        if (eventType == EventType.INTERNAL_ERROR && guard.readingHead()) {
+            // Helidon's catch-all while parsing a head: a client that hung up mid-head or sent an
+            // unparsable request line (an illegal method token), not a fault of ours; a 500 would
+            // also log a stack trace per such request
+            status = 400;
+            message = "malformed or incomplete request head";
+        }
         StrandException error = ApiErrors.forStatus(status, describe(status, message));
         headers.contentType(MediaTypes.APPLICATION_JSON);
         headers.set(HeaderNames.CACHE_CONTROL, "no-store");

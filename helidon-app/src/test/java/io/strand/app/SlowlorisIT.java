@@ -1,0 +1,176 @@
+package io.strand.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.strand.app.testing.ColdLogs;
+import io.strand.app.testing.RawHttp;
+import io.strand.app.testing.TestServer;
+import io.strand.app.testing.WsClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Slowloris and connection floods: request heads that never complete are answered 408 and closed
+ * after the header timeout, connections past the global or per-address cap are refused with an
+ * answer, and meanwhile normal requests and idle WebSockets carry on.
+ */
+@Timeout(180)
+class SlowlorisIT {
+    private static final String GET = "GET /v1/ws/acme/logs HTTP/1.1\r\nHost: localhost\r\n\r\n";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void headsThatNeverCompleteShouldBeAnswered408AndClosedAfterTheHeaderTimeout() throws Exception {
+        long timeoutMillis = 1000;
+        try (TestServer server = TestServer.start(dir, Map.of("STRAND_HEADER_TIMEOUT", timeoutMillis + "ms"))) {
+            List<Held> held = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                String partial = switch (i % 3) {
+                    case 0 -> ""; // connects and sends nothing
+                    case 1 -> "GET /v1/ws/acme/logs HT"; // part of a request line
+                    default -> "GET /v1/ws/acme/logs HTTP/1.1\r\nHost: localhost\r\nX-Slow: a"; // part of the headers
+                };
+                held.add(Held.open(server.url(), null, partial));
+            }
+            List<Thread> dribblers = new ArrayList<>();
+            for (int i = 0; i < 30; i++) { // the classic slowloris: a header line now and then, never the blank line
+                Held h = Held.open(server.url(), null, "GET /v1/ws/acme/logs HTTP/1.1\r\nHost: localhost\r\n");
+                held.add(h);
+                dribblers.add(Thread.ofVirtual().start(() -> {
+                    try {
+                        while (true) {
+                            h.out().write("X-Slow: b\r\n".getBytes(StandardCharsets.US_ASCII));
+                            h.out().flush();
+                            Thread.sleep(200); // pacing the attack, not synchronisation
+                        }
+                    } catch (IOException | InterruptedException closed) {
+                        // the server closed it
+                    }
+                }));
+            }
+            for (int i = 0; i < 20; i++) {
+                assertEquals(200, server.http.get("/v1/ws/acme/logs").status(), "normal requests work meanwhile");
+            }
+            long slowest = 0;
+            for (Held h : held) {
+                RawHttp.Answer a = RawHttp.read(h.in());
+                assertEquals(408, a.status(), a.head() + a.body());
+                assertEquals("request_timeout", a.errorCode());
+                assertEquals(-1, h.in().read(), "closed after the answer");
+                long after = (System.nanoTime() - h.openedNanos()) / 1_000_000;
+                assertTrue(after >= timeoutMillis - 50, "closed after " + after + " ms, before the timeout");
+                slowest = Math.max(slowest, after);
+                h.socket().close();
+            }
+            System.out.println("330 incomplete heads closed, the last " + slowest + " ms after it connected (timeout "
+                    + timeoutMillis + " ms)");
+            assertTrue(slowest < timeoutMillis + 5_000, "closed soon after the timeout: " + slowest + " ms");
+            for (Thread t : dribblers) {
+                t.join(5_000);
+            }
+            assertEquals(200, RawHttp.exchange(server.url(), GET).status(), "the server still answers");
+        }
+    }
+
+    @Test
+    void anIdleWebSocketAndAKeptAliveConnectionShouldOutliveTheHeaderTimeout() throws Exception {
+        try (TestServer server = TestServer.start(dir, Map.of("STRAND_HEADER_TIMEOUT", "500ms"));
+             WsClient socket = WsClient.connect(server.wsUrl("acme"));
+             Socket keptAlive = RawHttp.connect(server.url(), null)) {
+            keptAlive.setSoTimeout(10_000);
+            keptAlive.getOutputStream().write(GET.getBytes(StandardCharsets.US_ASCII));
+            assertEquals(200, RawHttp.read(keptAlive.getInputStream()).status());
+            assertThrows(TimeoutException.class, () -> socket.closed.get(2_500, TimeUnit.MILLISECONDS),
+                    "an idle socket stays open past five header timeouts");
+            assertTrue(socket.reply(socket.request("ping", ""), 10_000).path("ok").asBoolean());
+            keptAlive.getOutputStream().write(GET.getBytes(StandardCharsets.US_ASCII));
+            assertEquals(200, RawHttp.read(keptAlive.getInputStream()).status(), "a kept-alive connection takes its next request");
+        }
+    }
+
+    @Test
+    void connectionsPastTheGlobalCapShouldBeRefusedWith503UntilSlotsFree() throws Exception {
+        try (TestServer server = TestServer.start(dir, Map.of("STRAND_MAX_CONNECTIONS", "20", "STRAND_HEADER_TIMEOUT", "60s"))) {
+            List<Held> held = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                held.add(Held.open(server.url(), null, "GET /v1/ws/acme/logs HTTP/1.1\r\n"));
+            }
+            for (int i = 0; i < 5; i++) {
+                RawHttp.Answer refused = RawHttp.exchange(server.url(), GET);
+                assertEquals(503, refused.status(), refused.head() + refused.body());
+                assertEquals("unavailable", refused.errorCode());
+                assertTrue(refused.hasHeader("retry-after: 1"), refused.head());
+            }
+            for (Held h : held.subList(0, 5)) {
+                h.socket().close();
+            }
+            ColdLogs.await("a freed slot to take a request", Duration.ofSeconds(10), () -> {
+                try {
+                    return RawHttp.exchange(server.url(), GET).status() == 200;
+                } catch (IOException e) {
+                    return false;
+                }
+            });
+            for (Held h : held) {
+                h.socket().close();
+            }
+        }
+    }
+
+    @Test
+    void connectionsPastThePerAddressCapShouldBeRefusedWith429WhileOtherAddressesAreServed() throws Exception {
+        try (TestServer server = TestServer.start(dir, Map.of("STRAND_MAX_CONNECTIONS_PER_IP", "10", "STRAND_HEADER_TIMEOUT", "60s"))) {
+            List<Held> held = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                held.add(Held.open(server.url(), "127.0.0.2", "GET /v1/ws/acme/logs HTTP/1.1\r\n"));
+            }
+            try (Socket eleventh = RawHttp.connect(server.url(), "127.0.0.2")) {
+                eleventh.setSoTimeout(10_000);
+                eleventh.getOutputStream().write(GET.getBytes(StandardCharsets.US_ASCII));
+                RawHttp.Answer refused = RawHttp.read(eleventh.getInputStream());
+                assertEquals(429, refused.status(), refused.head() + refused.body());
+                assertEquals("too_many_connections", refused.errorCode());
+            }
+            for (int i = 0; i < 20; i++) {
+                assertEquals(200, server.http.get("/v1/ws/acme/logs").status(), "another address is served");
+            }
+            try (Socket other = RawHttp.connect(server.url(), "127.0.0.3")) {
+                other.setSoTimeout(10_000);
+                other.getOutputStream().write(GET.getBytes(StandardCharsets.US_ASCII));
+                assertEquals(200, RawHttp.read(other.getInputStream()).status());
+            }
+            for (Held h : held) {
+                h.socket().close();
+            }
+        }
+    }
+
+    /** A connection that sent {@code partial} and then stops. */
+    private record Held(Socket socket, InputStream in, OutputStream out, long openedNanos) {
+        static Held open(String url, String localAddress, String partial) throws IOException {
+            long opened = System.nanoTime();
+            Socket s = RawHttp.connect(url, localAddress);
+            s.setSoTimeout(15_000);
+            s.getOutputStream().write(partial.getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            return new Held(s, s.getInputStream(), s.getOutputStream(), opened);
+        }
+    }
+}
