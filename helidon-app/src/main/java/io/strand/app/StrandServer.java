@@ -114,7 +114,7 @@ public final class StrandServer implements AutoCloseable {
         WsConfig wsConfig = WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build();
         // the only connection selector, so every accepted connection passes the guard first
         var http1 = Http1ConnectionSelector.builder()
-                .config(Http1Config.builder().addReceiveListener(guard).build())
+                .config(Http1Config.builder().addReceiveListener(guard).addSendListener(guard).build())
                 .addUpgrader(WsUpgrader.create(wsConfig))
                 .build();
         this.server = WebServer.builder()
@@ -124,6 +124,8 @@ public final class StrandServer implements AutoCloseable {
                 .addProtocol(wsConfig)
                 .addConnectionSelector(guard.wrap(http1))
                 .maxTcpConnections(config.maxConnections() + ConnectionGuard.REFUSAL_HEADROOM)
+                .idleConnectionTimeout(config.idleTimeout()) // kept-alive HTTP connections; the guard exempts WebSockets
+                .idleConnectionPeriod(ConnectionGuard.idleCheckPeriod(config.idleTimeout()))
                 .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
                 .shutdownHook(false)
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too

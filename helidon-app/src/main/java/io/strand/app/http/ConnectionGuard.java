@@ -49,8 +49,9 @@ import java.util.concurrent.atomic.LongAdder;
  *       set a little above the cap ({@link #REFUSAL_HEADROOM}) so that refusals stay bounded too.</li>
  * </ul>
  * Both hook into Helidon through the HTTP/1 connection selector ({@link #wrap}: the only selector,
- * so Helidon hands it each connection as soon as it is accepted) and an HTTP/1 receive listener
- * (request line and headers read).
+ * so Helidon hands it each connection as soon as it is accepted) and an HTTP/1 receive and send
+ * listener (request line and headers read; {@code 101} sent). Helidon's idle timeout still closes
+ * kept-alive HTTP connections without a request; WebSockets are exempt from it ({@link #status}).
  */
 public final class ConnectionGuard implements Http1ConnectionListener, AutoCloseable {
     /** Connections Helidon accepts past {@code maxConnections}, only to be refused with an answer. */
@@ -64,6 +65,8 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     private final Map<InetAddress, Integer> openPerIp = new ConcurrentHashMap<>();
     /** Connection → System.nanoTime() by which its current request head must be complete. */
     private final Map<ConnectionContext, Long> deadlines = new ConcurrentHashMap<>();
+    /** Connections that switched to WebSocket: never idle in Helidon's eyes. */
+    private final Set<ConnectionContext> upgraded = ConcurrentHashMap.newKeySet();
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder refusals = new LongAdder();
     private final ScheduledExecutorService sweeper;
@@ -108,6 +111,11 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         };
     }
 
+    /** How often Helidon looks for idle connections: a quarter of the timeout, within 100 ms..2 min. */
+    public static Duration idleCheckPeriod(Duration idleTimeout) {
+        return Duration.ofMillis(Math.clamp(idleTimeout.toMillis() / 4, 100, 120_000));
+    }
+
     public int openConnections() {
         return open.get();
     }
@@ -149,6 +157,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
 
     private void release(ConnectionContext ctx, InetAddress ip) {
         deadlines.remove(ctx);
+        upgraded.remove(ctx);
         if (ip != null) {
             openPerIp.computeIfPresent(ip, (k, n) -> n <= 1 ? null : n - 1);
         }
@@ -176,6 +185,19 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     @Override
     public void headers(ConnectionContext ctx, Headers headers) {
         deadlines.remove(ctx);
+    }
+
+    /**
+     * As a send listener: a {@code 101 Switching Protocols} makes the connection a WebSocket, which
+     * Helidon's idle timeout must not close. Helidon counts a WebSocket idle from the last frame the
+     * client sent, so a subscriber that only listens (the server sends its heartbeats) would be
+     * cut after the idle timeout; its liveness is the WebSocket layer's business.
+     */
+    @Override
+    public void status(ConnectionContext ctx, Status status) {
+        if (status.code() == Status.SWITCHING_PROTOCOLS_101.code()) {
+            upgraded.add(ctx);
+        }
     }
 
     private void closeExpired() {
@@ -254,9 +276,10 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
             }
         }
 
+        /** Helidon closes connections idle past its idle timeout: kept-alive HTTP ones, never a WebSocket. */
         @Override
         public Duration idleTime() {
-            return delegate.idleTime();
+            return upgraded.contains(ctx) ? Duration.ZERO : delegate.idleTime();
         }
 
         @Override
