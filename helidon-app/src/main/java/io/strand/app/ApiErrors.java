@@ -3,6 +3,7 @@ package io.strand.app;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HttpException;
+import io.helidon.http.RequestException;
 import io.helidon.http.Status;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
@@ -37,6 +38,9 @@ public final class ApiErrors {
         }
         if (cause instanceof HttpException he && he.status().code() < 500) {
             return forStatus(he.status().code(), he.getMessage());
+        }
+        if (cause instanceof RequestException re && re.status().code() < 500) {
+            return forStatus(re.status().code(), re.safeMessage() ? re.getMessage() : null);
         }
         LOG.log(System.Logger.Level.ERROR, "unexpected failure", cause);
         return new StrandException(ErrorCode.INTERNAL, "internal error: " + cause.getClass().getSimpleName());

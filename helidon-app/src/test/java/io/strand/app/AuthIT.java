@@ -235,7 +235,9 @@ class AuthIT {
 
     @Test
     void theSocketPathShouldRefuseABadNameAndAnswerPlainGetsWithAnErrorBody() throws Exception {
-        assertEquals(400, RawSocket.upgrade(server.wsUrl("Bad_Name"), "Bearer " + TOKENS.get("root")).status());
+        Http.Reply badName = RawSocket.upgrade(server.wsUrl("Bad_Name"), "Bearer " + TOKENS.get("root"));
+        assertEquals(400, badName.status());
+        assertEquals("invalid_name", badName.errorCode(), "the refused upgrade carries the error body");
         assertEquals("invalid_name", root.get("/v1/ws/Bad_Name/socket").errorCode());
         Http.Reply plain = root.get("/v1/ws/acme/socket");
         assertEquals(400, plain.status());

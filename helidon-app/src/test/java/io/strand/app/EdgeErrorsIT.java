@@ -82,6 +82,7 @@ class EdgeErrorsIT {
                 new Case("version", get("/version"), 404, "not_found"),
                 new Case("post outside /v1", "POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}", 404, "not_found"),
                 new Case("unknown /v1 path", get("/v1/nope"), 404, "not_found"),
+                new Case("unknown observe path", get("/observe/nope"), 404, "not_found"),
                 new Case("uri too long", get("/v1/" + "a".repeat(4096)), 414, "uri_too_long"),
                 new Case("oversized headers", "GET /v1/ws/acme/logs HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "b".repeat(20_000) + "\r\n\r\n",
                         431, "headers_too_large"),

@@ -118,8 +118,8 @@ public final class SocketEndpoint implements WsListener {
     /**
      * A plain GET of the socket path (no Upgrade): the same checks as an upgrade, answered with the
      * SPEC §2 status and error body. Upgrade requests pass the HTTP filters first (Helidon 4.5
-     * routes upgrades), so the auth filter already answers their 401/403 with an error body; an
-     * upgrade refused here in {@link #onHttpUpgrade} (an invalid workspace name) gets a bare 400.
+     * routes upgrades), so the auth filter already answers their 401/403 and an invalid workspace
+     * name's 400 with an error body; {@link #onHttpUpgrade} repeats those checks as a backstop only.
      */
     public static void refusedUpgrade(ServerRequest req, ServerResponse res) {
         String workspace = Names.workspace(HttpIo.path(req, "ws"));
