@@ -14,7 +14,8 @@ import java.util.Map;
 /**
  * The SPEC §2 error body for answers the web server gives before routing (a bad request line, a
  * URI or head over the limits, a body over the payload limit, a refused {@code Content-Encoding},
- * HTTP/1.0): every {@link DirectHandler.EventType} goes through {@link #handle}. Stateless.
+ * HTTP/1.0): every {@link DirectHandler.EventType} goes through {@link #handle}. Stateless; it only
+ * asks the (thread-safe) {@link ConnectionGuard} about the calling connection.
  *
  * <p>Helidon 4.5 answers a head that is cut short or has an illegal method token with a 500
  * "internal error" and a logged stack trace; while {@link ConnectionGuard#readingHead()} those are
