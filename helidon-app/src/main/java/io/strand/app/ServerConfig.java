@@ -35,6 +35,7 @@ public record ServerConfig(
         boolean auth,
         long docCapacity,
         Duration headerTimeout,
+        Duration bodyTimeout,
         Duration idleTimeout,
         int maxConnections,
         int maxConnectionsPerIp) {
@@ -60,6 +61,8 @@ public record ServerConfig(
             Map.entry("STRAND_DOC_CAPACITY", "200000"),
             // a request head (request line + headers) must arrive within this of the connection or request line
             Map.entry("STRAND_HEADER_TIMEOUT", "10s"),
+            // a request body must arrive within this of its head (4 MiB in 60s: ≥ 70 KB/s on average)
+            Map.entry("STRAND_BODY_TIMEOUT", "60s"),
             // a kept-alive HTTP connection with no request for this long is closed (Helidon's default; WebSockets are exempt)
             Map.entry("STRAND_IDLE_TIMEOUT", "5m"),
             // open connections of every kind (HTTP and WebSocket); keep below the open-file limit minus the stores' files
@@ -81,8 +84,8 @@ public record ServerConfig(
             }
         }
         LogConfig.rollCycleNamed(hotRollCycle); // validates
-        if (!headerTimeout.isPositive() || !idleTimeout.isPositive() || maxConnections < 1 || maxConnectionsPerIp < 0) {
-            throw new IllegalArgumentException("header and idle timeouts > 0, max connections ≥ 1, max connections per IP ≥ 0 (0 = no cap)");
+        if (!headerTimeout.isPositive() || !bodyTimeout.isPositive() || !idleTimeout.isPositive() || maxConnections < 1 || maxConnectionsPerIp < 0) {
+            throw new IllegalArgumentException("header, body and idle timeouts > 0, max connections ≥ 1, max connections per IP ≥ 0 (0 = no cap)");
         }
     }
 
@@ -115,6 +118,7 @@ public record ServerConfig(
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
                 Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
                 duration(get.apply("STRAND_HEADER_TIMEOUT")),
+                duration(get.apply("STRAND_BODY_TIMEOUT")),
                 duration(get.apply("STRAND_IDLE_TIMEOUT")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")));

@@ -104,10 +104,11 @@ public final class StrandServer implements AutoCloseable {
                 new ConcurrentHashMap<>());
         this.sockets = socketContext.sockets();
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
-        this.guard = new ConnectionGuard(config.headerTimeout(), config.maxConnections(), config.maxConnectionsPerIp());
+        this.guard = new ConnectionGuard(config.headerTimeout(), config.bodyTimeout(), config.maxConnections(),
+                config.maxConnectionsPerIp());
         metrics.gauge("strand.http.connections", "Open connections (HTTP and WebSocket); refused past --max-connections",
                 guard::openConnections);
-        metrics.gauge("strand.http.header.timeouts", "Connections closed because their request head did not arrive in time",
+        metrics.gauge("strand.http.header.timeouts", "Connections closed because their request head or body did not arrive in time",
                 guard::timedOut);
         metrics.gauge("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
                 guard::refusals);

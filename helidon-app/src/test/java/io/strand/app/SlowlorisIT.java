@@ -90,6 +90,35 @@ class SlowlorisIT {
     }
 
     @Test
+    void aBodyThatStopsArrivingShouldBeCutAfterTheBodyTimeoutAndAppendNothing() throws Exception {
+        long timeoutMillis = 1000;
+        try (TestServer server = TestServer.start(dir, Map.of("STRAND_BODY_TIMEOUT", timeoutMillis + "ms"))) {
+            List<Held> held = new ArrayList<>();
+            for (int i = 0; i < 50; i++) { // R.U.D.Y.: a complete head, then a body that never ends
+                held.add(Held.open(server.url(), null, "POST /v1/ws/acme/logs/slow/entries HTTP/1.1\r\nHost: localhost\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"data\":"));
+            }
+            assertEquals(200, server.http.post("/v1/ws/acme/logs/fast/entries", "{\"data\":1}").status(), "normal posts work meanwhile");
+            long slowest = 0;
+            for (Held h : held) {
+                try {
+                    int b = h.in().read();
+                    assertEquals(-1, b, "closed without an answer: the handler owns the response");
+                } catch (java.net.SocketException reset) {
+                    // closed with unread bytes: a reset is a close too
+                }
+                long after = (System.nanoTime() - h.openedNanos()) / 1_000_000;
+                assertTrue(after >= timeoutMillis - 50, "closed after " + after + " ms, before the timeout");
+                slowest = Math.max(slowest, after);
+                h.socket().close();
+            }
+            System.out.println("50 stalled bodies cut, the last " + slowest + " ms after it connected (timeout " + timeoutMillis + " ms)");
+            assertTrue(slowest < timeoutMillis + 5_000, "cut soon after the timeout: " + slowest + " ms");
+            assertEquals("not_found", server.http.get("/v1/ws/acme/logs/slow").errorCode(), "a cut request appended nothing");
+        }
+    }
+
+    @Test
     void anIdleWebSocketShouldOutliveTheHeaderAndIdleTimeoutsWhileIdleHttpConnectionsAreClosed() throws Exception {
         // Helidon measures idle time in whole seconds: 2s keeps a 300 ms pause clearly below it
         Map<String, String> settings = Map.of("STRAND_HEADER_TIMEOUT", "500ms", "STRAND_IDLE_TIMEOUT", "2s");

@@ -41,6 +41,9 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--header-timeout", description = "A request's line and headers must arrive within this, or 408 and close "
             + "(default 10s; env STRAND_HEADER_TIMEOUT). WebSockets and kept-alive connections are not cut by it.")
     String headerTimeout;
+    @Option(names = "--body-timeout", description = "A request's body must arrive within this of its headers, or the "
+            + "connection is closed (default 60s; env STRAND_BODY_TIMEOUT).")
+    String bodyTimeout;
     @Option(names = "--idle-timeout", description = "A kept-alive HTTP connection with no request for this long is closed "
             + "(default 5m; env STRAND_IDLE_TIMEOUT). WebSockets are exempt.")
     String idleTimeout;
@@ -68,6 +71,7 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_AUTH", auth);
         put(values, "STRAND_HOT_ROLL_CYCLE", hotRollCycle);
         put(values, "STRAND_HEADER_TIMEOUT", headerTimeout);
+        put(values, "STRAND_BODY_TIMEOUT", bodyTimeout);
         put(values, "STRAND_IDLE_TIMEOUT", idleTimeout);
         put(values, "STRAND_MAX_CONNECTIONS", maxConnections);
         put(values, "STRAND_MAX_CONNECTIONS_PER_IP", maxConnectionsPerIp);

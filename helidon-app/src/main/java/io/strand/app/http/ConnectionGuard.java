@@ -4,6 +4,7 @@ import io.helidon.common.buffers.BufferData;
 import io.helidon.common.buffers.DataReader;
 import io.helidon.common.concurrency.limits.Limit;
 import io.helidon.common.task.InterruptableTask;
+import io.helidon.http.HeaderNames;
 import io.helidon.http.Headers;
 import io.helidon.http.HttpPrologue;
 import io.helidon.http.Status;
@@ -42,15 +43,19 @@ import java.util.concurrent.atomic.LongAdder;
  *       the deadline is dropped: a WebSocket that upgraded, a long poll or a slow response is never
  *       cut by it; a kept-alive connection waiting for its next request is left to Helidon's idle
  *       timeout.</li>
+ *   <li><b>Body timeout</b>: a request with a body must deliver it within {@code bodyTimeout} of its
+ *       head (until its answer starts); otherwise the connection is closed, without an answer since
+ *       the handler reading the body owns the response. Nothing was applied: handlers read the
+ *       whole body before they act.</li>
  *   <li><b>Connection caps</b>: past {@code maxConnections} open connections a new one is answered
  *       {@code 503 unavailable} (with {@code Retry-After}), past {@code maxConnectionsPerIp} from one
  *       address {@code 429 too_many_connections}, then closed. Helidon's own
  *       {@code maxTcpConnections} only stops accepting, so clients hang in the kernel backlog; it is
  *       set a little above the cap ({@link #REFUSAL_HEADROOM}) so that refusals stay bounded too.</li>
  * </ul>
- * Both hook into Helidon through the HTTP/1 connection selector ({@link #wrap}: the only selector,
+ * All hook into Helidon through the HTTP/1 connection selector ({@link #wrap}: the only selector,
  * so Helidon hands it each connection as soon as it is accepted) and an HTTP/1 receive and send
- * listener (request line and headers read; {@code 101} sent). Helidon's idle timeout still closes
+ * listener (request line and headers read; answer status sent). Helidon's idle timeout still closes
  * kept-alive HTTP connections without a request; WebSockets are exempt from it ({@link #status}).
  */
 public final class ConnectionGuard implements Http1ConnectionListener, AutoCloseable {
@@ -59,12 +64,13 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     private static final System.Logger LOG = System.getLogger("strand.http");
 
     private final long headerTimeoutNanos;
+    private final long bodyTimeoutNanos;
     private final int maxConnections;
     private final int maxConnectionsPerIp;
     private final AtomicInteger open = new AtomicInteger();
     private final Map<InetAddress, Integer> openPerIp = new ConcurrentHashMap<>();
-    /** Connection → System.nanoTime() by which its current request head must be complete. */
-    private final Map<ConnectionContext, Long> deadlines = new ConcurrentHashMap<>();
+    /** Connection → by when its current request head, or body, must be complete. */
+    private final Map<ConnectionContext, Deadline> deadlines = new ConcurrentHashMap<>();
     /** Connections that switched to WebSocket: never idle in Helidon's eyes. */
     private final Set<ConnectionContext> upgraded = ConcurrentHashMap.newKeySet();
     private final LongAdder timedOut = new LongAdder();
@@ -73,8 +79,13 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     /** The connection the current thread serves (Helidon runs each connection on its own thread). */
     private final ThreadLocal<ConnectionContext> current = new ThreadLocal<>();
 
-    public ConnectionGuard(Duration headerTimeout, int maxConnections, int maxConnectionsPerIp) {
+    /** {@code atNanos} in System.nanoTime(); {@code head}: the head is due, else the body. */
+    private record Deadline(long atNanos, boolean head) {
+    }
+
+    public ConnectionGuard(Duration headerTimeout, Duration bodyTimeout, int maxConnections, int maxConnectionsPerIp) {
         this.headerTimeoutNanos = headerTimeout.toNanos();
+        this.bodyTimeoutNanos = bodyTimeout.toNanos();
         this.maxConnections = maxConnections;
         this.maxConnectionsPerIp = maxConnectionsPerIp;
         this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -120,7 +131,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         return open.get();
     }
 
-    /** Connections closed because their request head did not arrive in time, since start. */
+    /** Connections closed because their request head or body did not arrive in time, since start. */
     public long timedOut() {
         return timedOut.sum();
     }
@@ -134,7 +145,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         InetAddress ip = ctx.remotePeer().address() instanceof InetSocketAddress a ? a.getAddress() : null;
         int total = open.incrementAndGet();
         int fromIp = ip == null ? 0 : openPerIp.merge(ip, 1, Integer::sum);
-        deadlines.put(ctx, System.nanoTime() + headerTimeoutNanos);
+        deadlines.put(ctx, headDeadline());
         StrandException refusal = null;
         if (total > maxConnections) {
             refusal = new StrandException(ErrorCode.UNAVAILABLE, "the server holds its limit of " + maxConnections
@@ -172,19 +183,33 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
      */
     public boolean readingHead() {
         ConnectionContext ctx = current.get();
-        return ctx != null && deadlines.containsKey(ctx);
+        Deadline d = ctx == null ? null : deadlines.get(ctx);
+        return d != null && d.head();
+    }
+
+    private Deadline headDeadline() {
+        return new Deadline(System.nanoTime() + headerTimeoutNanos, true);
     }
 
     /** A request line arrived: on a kept-alive connection, its head is due within the timeout from now. */
     @Override
     public void prologue(ConnectionContext ctx, HttpPrologue prologue) {
-        deadlines.putIfAbsent(ctx, System.nanoTime() + headerTimeoutNanos);
+        deadlines.putIfAbsent(ctx, headDeadline());
     }
 
-    /** The head is complete: no deadline until the next request line. */
+    /**
+     * The head is complete: a request with a body must deliver it within the body timeout (until
+     * its answer starts, {@link #status}); one without has no deadline until the next request line.
+     */
     @Override
     public void headers(ConnectionContext ctx, Headers headers) {
-        deadlines.remove(ctx);
+        boolean body = headers.contains(HeaderNames.TRANSFER_ENCODING)
+                || headers.contentLength().orElse(0) > 0;
+        if (body) {
+            deadlines.put(ctx, new Deadline(System.nanoTime() + bodyTimeoutNanos, false));
+        } else {
+            deadlines.remove(ctx);
+        }
     }
 
     /**
@@ -198,19 +223,25 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         if (status.code() == Status.SWITCHING_PROTOCOLS_101.code()) {
             upgraded.add(ctx);
         }
+        Deadline d = deadlines.get(ctx);
+        if (d != null && !d.head()) {
+            deadlines.remove(ctx, d); // the answer is on its way: the handler has read what it needed
+        }
     }
 
     private void closeExpired() {
         try {
             long now = System.nanoTime();
-            for (Map.Entry<ConnectionContext, Long> e : deadlines.entrySet()) {
-                if (now - e.getValue() >= 0 && deadlines.remove(e.getKey(), e.getValue())) {
-                    ConnectionContext ctx = e.getKey();
+            for (Map.Entry<ConnectionContext, Deadline> e : deadlines.entrySet()) {
+                Deadline d = e.getValue();
+                if (now - d.atNanos() >= 0 && deadlines.remove(e.getKey(), d)) {
                     timedOut.increment();
-                    // the answer is written off this thread: a peer that does not read must not stall the sweep
-                    Thread.ofVirtual().name("strand-header-timeout-close").start(() -> answerAndClose(ctx,
-                            new StrandException(ErrorCode.REQUEST_TIMEOUT, "the request head (request line and headers) "
-                                    + "did not arrive within " + Duration.ofNanos(headerTimeoutNanos).toMillis() + " ms")));
+                    ConnectionContext ctx = e.getKey();
+                    // off this thread: a peer that does not read must not stall the sweep
+                    Thread.ofVirtual().name("strand-header-timeout-close").start(d.head()
+                            ? () -> answerAndClose(ctx, new StrandException(ErrorCode.REQUEST_TIMEOUT, "the request head "
+                                    + "(request line and headers) did not arrive within " + headerTimeoutNanos / 1_000_000 + " ms"))
+                            : () -> close(ctx)); // a handler is reading the body and owns the answer: only close
                 }
             }
         } catch (RuntimeException e) {
@@ -224,6 +255,10 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         } catch (RuntimeException ignored) {
             // the peer is gone or not reading: closing is all that is left
         }
+        close(ctx);
+    }
+
+    private static void close(ConnectionContext ctx) {
         try {
             ctx.serverSocket().close(); // the connection's thread, blocked reading, sees the socket closed and ends
         } catch (RuntimeException ignored) {
