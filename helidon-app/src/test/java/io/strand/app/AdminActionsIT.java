@@ -148,6 +148,30 @@ class AdminActionsIT {
         assertEquals(200, ok.status(), ok.body());
     }
 
+    @Test
+    void aWrongMethodOnAnExistingPathShouldBe405WithAllow() throws Exception {
+        record Case(String method, String path, int status, String allow) {
+        }
+        String token = Files.readString(dir.resolve("root.token")).trim();
+        var client = java.net.http.HttpClient.newHttpClient();
+        for (Case c : List.of(new Case("PUT", "/v1/ws/acme/logs/x", 405, "DELETE, GET"),
+                new Case("PATCH", "/v1/ws/acme/logs/x/entries", 405, "GET, POST"),
+                new Case("GET", "/v1/admin/tokens", 405, "POST"),
+                new Case("POST", "/v1/admin/tokens/abc", 405, "DELETE"),
+                new Case("GET", "/v1/ws/acme/logs/x/cold/roll", 405, "POST"),
+                new Case("PUT", "/v1/no/such/path", 404, null))) {
+            var r = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url() + c.path()))
+                    .header("Authorization", "Bearer " + token)
+                    .method(c.method(), java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            String what = c.method() + " " + c.path() + ": " + r.body();
+            assertEquals(c.status(), r.statusCode(), what);
+            assertEquals(c.status() == 405 ? "method_not_allowed" : "not_found",
+                    io.strand.core.Json.parse(r.body()).path("error").path("code").asText(), what);
+            assertEquals(java.util.Optional.ofNullable(c.allow()), r.headers().firstValue("Allow"), what);
+        }
+    }
+
     /** Every entry of the audit log, each with its seq added as {@code seq}. */
     private static List<JsonNode> auditEntries() {
         List<JsonNode> entries = new ArrayList<>();
