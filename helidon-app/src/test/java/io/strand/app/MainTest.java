@@ -49,7 +49,11 @@ class MainTest {
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), "io.strand.app.Main", "--prot", "8080")
                 .redirectErrorStream(true).start();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the server exits instead of starting");
+        boolean exited = p.waitFor(60, TimeUnit.SECONDS);
+        if (!exited) {
+            p.destroyForcibly(); // it started serving on the default port, ignoring the flag
+        }
+        assertTrue(exited, "the server exits instead of starting");
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(2, p.exitValue(), out);
         assertTrue(out.contains("unknown flag --prot"), out);

@@ -16,10 +16,10 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The routes the HTTP services register, so that a request whose path exists under other methods
- * is answered {@code 405 method_not_allowed} with an {@code Allow} header rather than 404 (Helidon's
- * routing only tells "no route matched"). Thread-safe: filled while the routing is built, then only
- * read (a copy-on-write list).
+ * Thread-safe (a copy-on-write list, filled while the routing is built, then only read): the routes
+ * the HTTP services register, so that a request whose path exists under other methods is answered
+ * {@code 405 method_not_allowed} with an {@code Allow} header rather than 404 (Helidon's routing
+ * only tells "no route matched").
  */
 public final class AllowedMethods {
     private static final List<Method> METHODS = List.of(Method.GET, Method.HEAD, Method.POST, Method.PUT, Method.DELETE,
