@@ -168,6 +168,18 @@ class SocketProtocolIT {
     }
 
     @Test
+    void aBadCloseFrameIsAnsweredWith1002AndTheConnectionEndsWithoutWaiting() throws IOException {
+        try (FrameSocket s = FrameSocket.connect(server.wsUrl("proto"))) {
+            s.send(true, FrameSocket.CLOSE, new byte[]{0x03, (byte) 0xed}); // 1005 may not be sent
+            assertEquals(1002, s.readClose().closeCode());
+            long started = System.nanoTime();
+            assertTrue(s.closedByServerWithin(10_000));
+            long waitedMs = (System.nanoTime() - started) / 1_000_000;
+            assertTrue(waitedMs < 2_000, "the peer already closed: no close timeout to wait out, waited " + waitedMs + " ms");
+        }
+    }
+
+    @Test
     void reservedOpcodesCloseWith1002() throws IOException {
         for (int opcode : new int[]{0x3, 0x4, 0x5, 0x6, 0x7, 0xB, 0xC, 0xD, 0xE, 0xF}) {
             assertEquals(1002, closeCodeAfter(s -> s.sendRaw(0x80 | opcode, "x".getBytes(StandardCharsets.UTF_8))),

@@ -64,6 +64,8 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     /** The code this side closed with, for the listener's onClose. */
     private volatile int sentCode = WsCloseCodes.NORMAL_CLOSE;
     private volatile String sentReason = "";
+    /** Whether the peer's close frame came in (reader thread only). */
+    private boolean peerCloseReceived;
     /** The opcode of the message being received in fragments, or -1 between messages (reader thread only). */
     private int messageOpcode = -1;
     /** Whether the last data frame sent was not final, so the next goes as a continuation (under sendLock). */
@@ -102,7 +104,9 @@ final class StrictWsConnection implements ServerConnection, WsSession {
             }
         } catch (WsCloseException e) {
             close(e.closeCode(), e.getMessage());
-            drain();
+            if (!peerCloseReceived) {
+                drain(); // a peer that already sent its (bad) close frame sends nothing more: do not wait for it
+            }
         } catch (LimitException e) {
             close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
             drain();
@@ -170,6 +174,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
 
     /** The peer closed first: check its close frame, tell the listener, answer with the same code. */
     private void answerClose(byte[] payload) {
+        peerCloseReceived = true;
         int code = WsCloseCodes.NO_STATUS_CODE;
         String reason = "";
         if (payload.length == 1) {

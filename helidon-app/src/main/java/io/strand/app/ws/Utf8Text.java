@@ -24,6 +24,9 @@ final class Utf8Text {
 
     /** Decodes one fragment; {@code first} starts a message, {@code last} ends it. */
     String decode(byte[] fragment, boolean first, boolean last) {
+        if (first && last && isAscii(fragment)) {
+            return new String(fragment, StandardCharsets.ISO_8859_1); // the usual request: no decoder needed
+        }
         if (first) {
             decoder.reset();
             carry = new byte[0];
@@ -49,5 +52,14 @@ final class Utf8Text {
             in.get(carry);
         }
         return out.flip().toString();
+    }
+
+    private static boolean isAscii(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 }
