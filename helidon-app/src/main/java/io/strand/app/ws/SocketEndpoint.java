@@ -172,7 +172,7 @@ public final class SocketEndpoint implements WsListener {
 
     @Override
     public void onMessage(WsSession session, String text, boolean last) {
-        // Helidon limits each frame; the fragments of one message must not add up past the limit either.
+        // The connection limits each frame; the fragments of one message must not add up past the limit either.
         if (!partial.isEmpty() || !last) {
             partialBytes += utf8Length(text);
             if (partialBytes > maxMessageBytes) {

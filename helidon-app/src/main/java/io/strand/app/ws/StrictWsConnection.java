@@ -244,6 +244,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
             int used = sendContinuation ? ClientFrameReader.CONTINUATION : opcode;
             sendContinuation = !last;
             writeFrame(used, last, payload);
+            lastActivityNanos = System.nanoTime();
         } finally {
             sendLock.unlock();
         }
@@ -357,6 +358,10 @@ final class StrictWsConnection implements ServerConnection, WsSession {
         return prologue;
     }
 
+    /**
+     * Time since the last frame either way: a subscription that only receives (entries, heartbeats)
+     * is not idle. (Helidon's connection counted only received frames.)
+     */
     @Override
     public Duration idleTime() {
         return Duration.ofNanos(System.nanoTime() - lastActivityNanos);
