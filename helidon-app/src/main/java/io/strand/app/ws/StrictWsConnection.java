@@ -97,10 +97,11 @@ final class StrictWsConnection implements ServerConnection, WsSession {
                 peerClosed = process(frame, limit);
             }
             if (!peerClosed) {
-                if (!closeSent.get()) {
-                    close(WsCloseCodes.GOING_AWAY, "server stopping");
+                if (closeSent.get()) {
+                    drain(); // this side closed (the listener, or another thread): wait for the peer's close
+                } else {
+                    close(WsCloseCodes.GOING_AWAY, "server stopping"); // shutting down: no waiting for the peer
                 }
-                drain();
             }
         } catch (WsCloseException e) {
             close(e.closeCode(), e.getMessage());
