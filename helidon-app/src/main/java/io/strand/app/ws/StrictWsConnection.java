@@ -17,6 +17,7 @@ import io.helidon.websocket.WsSession;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -50,7 +51,6 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     private final ConnectionContext ctx;
     private final HttpPrologue prologue;
     private final WsListener listener;
-    private final DataReader reader;
     private final ClientFrameReader frames;
     private final Utf8Text text = new Utf8Text();
     private final ReentrantLock sendLock = new ReentrantLock();
@@ -75,8 +75,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
         this.ctx = ctx;
         this.prologue = prologue;
         this.listener = listener;
-        this.reader = ctx.dataReader();
-        this.frames = new ClientFrameReader(reader, maxFrameLength);
+        this.frames = new ClientFrameReader(ctx.dataReader(), maxFrameLength);
     }
 
     @Override
@@ -186,7 +185,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
             if (!validCloseCode(code)) {
                 throw new WsCloseException("close code " + code + " may not be sent", WsCloseCodes.PROTOCOL_ERROR);
             }
-            reason = new Utf8Text().decode(java.util.Arrays.copyOfRange(payload, 2, payload.length), true, true);
+            reason = new Utf8Text().decode(Arrays.copyOfRange(payload, 2, payload.length), true, true);
         }
         notifyClose(code, reason);
         if (closeSent.compareAndSet(false, true)) {
