@@ -117,6 +117,30 @@ class SocketProtocolIT {
     }
 
     @Test
+    void aClientThatVanishesWithoutACloseFrameFreesItsConnectionSlot() throws Exception {
+        for (int round = 0; round < 3 * MAX_CONNECTIONS; round++) {
+            FrameSocket s = FrameSocket.connect(server.wsUrl("vanish"));
+            s.sendText("{\"id\":1,\"op\":\"ping\"}");
+            Frame reply = s.read();
+            assertEquals(FrameSocket.TEXT, reply.opcode(), "round " + round + ": no slot, closed with " + reply.closeCode());
+            assertTrue(Json.parse(reply.text()).get("ok").asBoolean());
+            s.close(); // TCP gone, no close frame: the server must still end the socket and free its slot
+        }
+        long deadline = System.currentTimeMillis() + 5_000;
+        while (true) { // the last socket's end may still be under way: poll for a slot, with a deadline
+            try (FrameSocket s = FrameSocket.connect(server.wsUrl("vanish"))) {
+                s.sendText("{\"id\":2,\"op\":\"ping\"}");
+                Frame f = s.read();
+                if (f.opcode() == FrameSocket.TEXT) {
+                    break;
+                }
+                assertEquals(4029, f.closeCode());
+                assertTrue(System.currentTimeMillis() < deadline, "slots leaked: still 4029");
+            }
+        }
+    }
+
+    @Test
     void aPingIsAnsweredWithAPongCarryingTheSamePayload() throws IOException {
         try (FrameSocket s = FrameSocket.connect(server.wsUrl("ping"))) {
             s.send(true, FrameSocket.PING, "hello".getBytes(StandardCharsets.UTF_8));
