@@ -63,9 +63,23 @@ final class Subscription implements Runnable {
         return subId;
     }
 
+    /**
+     * Adds {@code n ≥ 1} to the window, saturating: a window that reaches {@code Long.MAX_VALUE - 1}
+     * stays there (as good as unlimited) instead of wrapping negative and stalling the subscription.
+     */
     void credit(long n) {
-        credit.accumulateAndGet(n, (a, b) -> a == Long.MAX_VALUE ? a : Math.min(Long.MAX_VALUE - 1, a + b));
+        if (n < 1) {
+            throw new IllegalArgumentException("credit must be ≥ 1: " + n);
+        }
+        credit.accumulateAndGet(n, Subscription::addCredit);
         watch.wake();
+    }
+
+    static long addCredit(long window, long n) {
+        if (window == Long.MAX_VALUE) {
+            return window; // unlimited
+        }
+        return n > Long.MAX_VALUE - 1 - window ? Long.MAX_VALUE - 1 : window + n;
     }
 
     void cancel() {
