@@ -227,9 +227,10 @@ final class HotLog implements AutoCloseable {
         if (seq > 0) {
             extras.put("seq", seq);
         }
+        // names the log, not the server's file path: the message goes to clients
         String name = ws == null ? "queue " + dir : "log " + ws + "/" + log;
         return new StrandException(ErrorCode.CORRUPT, name + " hot entry " + (seq > 0 ? "seq " + seq : "(seq not known)")
-                + " is corrupt: " + why + (ws == null ? "" : " (queue " + dir + ")"), extras);
+                + " is corrupt: " + why, extras);
     }
 
     long lastSeq() {
