@@ -282,6 +282,7 @@ final class HotLog implements AutoCloseable {
             throw corrupt(h.firstSeq(), "write-ahead record is not a batch");
         }
         if (h.lastSeq() <= lastSeq) {
+            checkStoredCopy(h.firstSeq());
             return false;
         }
         if (lastSeq == 0 && firstSeq == 0 && h.firstSeq() > 1) {
@@ -294,6 +295,39 @@ final class HotLog implements AutoCloseable {
         encoded.write(excerpt);
         appendEncoded(h.firstSeq(), h.count(), Math.max(h.ts(), lastTs));
         return true;
+    }
+
+    /**
+     * Write-ahead replay skips a batch the queue already holds; this checks that the held copy is
+     * intact (checksum, seqs) rather than trusting it unread. A damaged copy cannot be rewritten in
+     * place (Chronicle excerpts are immutable), so it is reported at start-up, naming ws, log and seq,
+     * and start-up goes on: reads of those seqs answer {@code corrupt}, the rest of the log works.
+     * @return false when the copy is damaged
+     */
+    boolean checkStoredCopy(long seq) {
+        if (seq < firstSeq) {
+            return true; // rolled to cold and dropped from the hot files
+        }
+        ReadCursors.Cursor cursor = cursors.borrow(seq); // pooled: replay checks one batch after another
+        boolean known = false;
+        try {
+            cursor.nextSeq = -1;
+            EntryCodec.Header h = moveTo(cursor.tailer, seq);
+            if (h != null) {
+                cursor.nextSeq = h.firstSeq(); // left at the batch's excerpt, unread, as tsOf leaves it
+                known = true;
+            }
+            return true;
+        } catch (StrandException e) {
+            if (e.code() != ErrorCode.CORRUPT) {
+                throw e;
+            }
+            LOG.log(System.Logger.Level.ERROR, "write-ahead replay found the hot copy of a batch damaged (the write-ahead"
+                    + " copy is intact but cannot replace it): " + e.getMessage());
+            return false;
+        } finally {
+            cursors.giveBack(cursor, known);
+        }
     }
 
     private void appendEncoded(long first, int count, long ts) {

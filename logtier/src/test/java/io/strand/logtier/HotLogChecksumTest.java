@@ -2,6 +2,7 @@ package io.strand.logtier;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -148,6 +149,27 @@ class HotLogChecksumTest {
         try (HotLog hot = open()) {
             assertCorrupt(assertThrows(StrandException.class, () -> hot.replay(excerpt)), 1);
             assertEquals(0, hot.lastSeq(), "nothing applied");
+        }
+    }
+
+    @Test
+    void replayShouldCheckTheQueueCopyOfABatchItAlreadyHolds() throws IOException {
+        byte[][] walCopies = new byte[3][];
+        try (HotLog hot = open()) {
+            for (int seq = 1; seq <= 3; seq++) {
+                hot.append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                Bytes<?> out = Bytes.allocateElasticOnHeap(64);
+                EntryCodec.writeEntries(out, seq, 1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                walCopies[seq - 1] = out.toByteArray();
+            }
+        }
+        flipByteOf("entry-0002");
+        try (HotLog hot = open()) {
+            assertTrue(hot.checkStoredCopy(1));
+            assertFalse(hot.checkStoredCopy(2), "the damaged copy of seq 2 is found, not trusted unread");
+            assertFalse(hot.replay(walCopies[1]), "already held: not appended again");
+            assertFalse(hot.replay(walCopies[2]));
+            assertEquals(3, hot.lastSeq());
         }
     }
 
