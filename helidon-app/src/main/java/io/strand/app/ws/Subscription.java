@@ -1,8 +1,11 @@
 package io.strand.app.ws;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.ApiErrors;
 import io.strand.app.EntryJson;
 import io.strand.app.StrandMetrics;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
 import java.nio.charset.StandardCharsets;
@@ -102,7 +105,10 @@ final class Subscription implements Runnable {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             if (active && out.isOpen()) {
-                out.send(frame("closed") + ",\"reason\":\"error: " + e.getClass().getSimpleName() + "\",\"next\":" + next + "}");
+                // the SPEC §2 error object too: a corrupt entry is named (ws, log, seq), not just "an exception"
+                StrandException error = ApiErrors.classify(e);
+                out.send(frame("closed") + ",\"reason\":\"error: " + error.code().wire() + "\",\"next\":" + next
+                        + ",\"error\":" + Json.string(ApiErrors.errorObject(error)) + "}");
             }
         } finally {
             watch.close();
