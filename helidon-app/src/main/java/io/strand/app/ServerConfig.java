@@ -63,12 +63,22 @@ public record ServerConfig(
             Map.entry("STRAND_HEADER_TIMEOUT", "10s"),
             // a request body must arrive within this of its head (4 MiB in 60s: ≥ 70 KB/s on average)
             Map.entry("STRAND_BODY_TIMEOUT", "60s"),
-            // a kept-alive HTTP connection with no request for this long is closed (Helidon's default; WebSockets are exempt)
+            // a kept-alive HTTP connection with no request, or a WebSocket with no frame either way, for this long is closed (Helidon's default)
             Map.entry("STRAND_IDLE_TIMEOUT", "5m"),
             // open connections of every kind (HTTP and WebSocket); keep below the open-file limit minus the stores' files
             Map.entry("STRAND_MAX_CONNECTIONS", "16000"),
             // open connections from one address; 0 = no per-address cap (behind a proxy every client shares one address)
             Map.entry("STRAND_MAX_CONNECTIONS_PER_IP", "0"));
+
+    /** Settings with no default: absent means "not set". */
+    private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
+
+    /** Every setting's environment name, sorted: the server's flags are these ({@code STRAND_HOT_MAX_AGE} is {@code --hot-max-age}). */
+    public static java.util.SortedSet<String> keys() {
+        java.util.SortedSet<String> keys = new java.util.TreeSet<>(DEFAULTS.keySet());
+        keys.addAll(OPTIONAL);
+        return keys;
+    }
 
     public ServerConfig {
         if (port < 0 || port > 65535) {

@@ -7,15 +7,16 @@ import io.helidon.webserver.observe.ObserveFeature;
 import io.helidon.webserver.observe.health.HealthObserver;
 import io.helidon.webserver.observe.metrics.MetricsObserver;
 import io.helidon.webserver.http1.Http1Config;
-import io.helidon.webserver.http1.Http1ConnectionSelector;
+import io.helidon.webserver.ProtocolConfigs;
+import io.helidon.webserver.http1.Http1ConnectionProvider;
 import io.helidon.webserver.websocket.WsConfig;
-import io.helidon.webserver.websocket.WsUpgrader;
 import io.helidon.webserver.websocket.WsRouting;
 import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.AuthFilter;
 import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.http.AdminHttp;
+import io.strand.app.http.AllowedMethods;
 import io.strand.app.http.ConnectionGuard;
 import io.strand.app.http.DirectRefusals;
 import io.strand.app.http.HttpIo;
@@ -36,6 +37,7 @@ import io.strand.core.WriteAheadLog;
 import io.strand.logtier.LogStore;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -113,11 +115,11 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
                 guard::refusals);
         WsConfig wsConfig = WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build();
-        // the only connection selector, so every accepted connection passes the guard first
-        var http1 = Http1ConnectionSelector.builder()
-                .config(Http1Config.builder().addReceiveListener(guard).addSendListener(guard).build())
-                .addUpgrader(WsUpgrader.create(wsConfig))
-                .build();
+        // the only connection selector, so every accepted connection passes the guard first; made by
+        // Helidon's own HTTP/1 provider so the upgraders it finds (StrictWsUpgradeProvider) apply as before
+        var http1 = new Http1ConnectionProvider().create("@default",
+                Http1Config.builder().addReceiveListener(guard).addSendListener(guard).build(),
+                ProtocolConfigs.create(List.of(wsConfig)));
         this.server = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
@@ -125,7 +127,7 @@ public final class StrandServer implements AutoCloseable {
                 .addProtocol(wsConfig)
                 .addConnectionSelector(guard.wrap(http1))
                 .maxTcpConnections(config.maxConnections() + ConnectionGuard.REFUSAL_HEADROOM)
-                .idleConnectionTimeout(config.idleTimeout()) // kept-alive HTTP connections; the guard exempts WebSockets
+                .idleConnectionTimeout(config.idleTimeout()) // kept-alive HTTP without a request, WebSockets without frames
                 .idleConnectionPeriod(ConnectionGuard.idleCheckPeriod(config.idleTimeout()))
                 .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
                 .shutdownHook(false)
@@ -187,14 +189,15 @@ public final class StrandServer implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
+        AllowedMethods routes = new AllowedMethods();
         routing.addFilter(new AuthFilter(s.authenticator))
-                .register("/v1", new ColdHttp(s.logs, io, s.audit))
-                .register("/v1", new DocsHttp(s.docApi, io))
-                .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit))
-                .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))
+                .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
+                .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
+                .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit)))
+                .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
-                .any("/v1/*", (req, res) -> HttpIo.error(res, unrouted(req.path().rawPath(), req.path().path(),
-                        req.prologue().method().text())))
+                .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
+                        unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
                 .error(NotFoundException.class, (req, res, t) -> HttpIo.error(res, unrouted(req.path().rawPath(),
                         req.path().path(), req.prologue().method().text())))
                 .error(Throwable.class, (req, res, t) -> HttpIo.error(res, t));

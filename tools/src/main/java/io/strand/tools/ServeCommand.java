@@ -44,8 +44,8 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--body-timeout", description = "A request's body must arrive within this of its headers, or the "
             + "connection is closed (default 60s; env STRAND_BODY_TIMEOUT).")
     String bodyTimeout;
-    @Option(names = "--idle-timeout", description = "A kept-alive HTTP connection with no request for this long is closed "
-            + "(default 5m; env STRAND_IDLE_TIMEOUT). WebSockets are exempt.")
+    @Option(names = "--idle-timeout", description = "A kept-alive HTTP connection with no request, or a WebSocket with no "
+            + "frame either way, for this long is closed (default 5m; env STRAND_IDLE_TIMEOUT).")
     String idleTimeout;
     @Option(names = "--max-connections", description = "Open connections (HTTP and WebSocket) past which new ones get 503 "
             + "(default 16000; env STRAND_MAX_CONNECTIONS). Keep below the open-file limit.")

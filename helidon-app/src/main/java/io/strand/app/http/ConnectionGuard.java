@@ -55,8 +55,9 @@ import java.util.concurrent.atomic.LongAdder;
  * </ul>
  * All hook into Helidon through the HTTP/1 connection selector ({@link #wrap}: the only selector,
  * so Helidon hands it each connection as soon as it is accepted) and an HTTP/1 receive and send
- * listener (request line and headers read; answer status sent). Helidon's idle timeout still closes
- * kept-alive HTTP connections without a request; WebSockets are exempt from it ({@link #status}).
+ * listener (request line and headers read; answer status sent). Idle connections are Helidon's idle
+ * timeout's business: a kept-alive HTTP connection without a request, a WebSocket without frames
+ * either way (StrictWsConnection counts sent frames, so heartbeats keep a subscriber alive).
  */
 public final class ConnectionGuard implements Http1ConnectionListener, AutoCloseable {
     /** Connections Helidon accepts past {@code maxConnections}, only to be refused with an answer. */
@@ -71,8 +72,6 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     private final Map<InetAddress, Integer> openPerIp = new ConcurrentHashMap<>();
     /** Connection → by when its current request head, or body, must be complete. */
     private final Map<ConnectionContext, Deadline> deadlines = new ConcurrentHashMap<>();
-    /** Connections that switched to WebSocket: never idle in Helidon's eyes. */
-    private final Set<ConnectionContext> upgraded = ConcurrentHashMap.newKeySet();
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder refusals = new LongAdder();
     private final ScheduledExecutorService sweeper;
@@ -168,7 +167,6 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
 
     private void release(ConnectionContext ctx, InetAddress ip) {
         deadlines.remove(ctx);
-        upgraded.remove(ctx);
         if (ip != null) {
             openPerIp.computeIfPresent(ip, (k, n) -> n <= 1 ? null : n - 1);
         }
@@ -212,20 +210,12 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         }
     }
 
-    /**
-     * As a send listener: a {@code 101 Switching Protocols} makes the connection a WebSocket, which
-     * Helidon's idle timeout must not close. Helidon counts a WebSocket idle from the last frame the
-     * client sent, so a subscriber that only listens (the server sends its heartbeats) would be
-     * cut after the idle timeout; its liveness is the WebSocket layer's business.
-     */
+    /** As a send listener: the answer is on its way, so the handler has read the body it needed. */
     @Override
     public void status(ConnectionContext ctx, Status status) {
-        if (status.code() == Status.SWITCHING_PROTOCOLS_101.code()) {
-            upgraded.add(ctx);
-        }
         Deadline d = deadlines.get(ctx);
         if (d != null && !d.head()) {
-            deadlines.remove(ctx, d); // the answer is on its way: the handler has read what it needed
+            deadlines.remove(ctx, d);
         }
     }
 
@@ -311,10 +301,9 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
             }
         }
 
-        /** Helidon closes connections idle past its idle timeout: kept-alive HTTP ones, never a WebSocket. */
         @Override
         public Duration idleTime() {
-            return upgraded.contains(ctx) ? Duration.ZERO : delegate.idleTime();
+            return delegate.idleTime();
         }
 
         @Override
