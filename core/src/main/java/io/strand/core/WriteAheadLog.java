@@ -69,6 +69,8 @@ public final class WriteAheadLog implements AutoCloseable {
 
     private final Path dir;
     private final long segmentBytes;
+    /** Asked before a new segment file is allocated (a recycled one needs no new space). */
+    private final DiskSpace disk;
     private final Map<Byte, Replayer> replayers = new ConcurrentHashMap<>();
     private final List<Segment> leftover;
     /** Segments whose records are all checkpointed, ready for reuse. */
@@ -89,7 +91,13 @@ public final class WriteAheadLog implements AutoCloseable {
     }
 
     public WriteAheadLog(Path dir, long segmentBytes) {
+        this(dir, segmentBytes, DiskSpace.of(dir, DiskSpace.DEFAULT_RESERVE_BYTES));
+    }
+
+    /** As {@link #WriteAheadLog(Path, long)}, new segments claimed from {@code disk} first. */
+    public WriteAheadLog(Path dir, long segmentBytes, DiskSpace disk) {
         this.dir = dir;
+        this.disk = disk;
         this.segmentBytes = Math.max(segmentBytes, 4096);
         try {
             Files.createDirectories(dir);
@@ -346,6 +354,7 @@ public final class WriteAheadLog implements AutoCloseable {
                 }
                 Files.move(reused, path, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             } else {
+                disk.require(bytes, "a new write-ahead segment"); // zero-filled below: refuse before, not half way
                 try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                     for (long at = 0; at < bytes; ) {
                         ByteBuffer zeros = ZEROS.duplicate();
@@ -359,6 +368,15 @@ public final class WriteAheadLog implements AutoCloseable {
             DurableFiles.fsyncDirectory(dir);
             return new OpenSegment(path, FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC), bytes, saltBytes(salt));
         } catch (IOException e) {
+            StrandException full = disk.outOfSpace(e, "preparing write-ahead segment " + path);
+            if (full != null) {
+                try {
+                    Files.deleteIfExists(path); // a half zero-filled file has no header: nothing to replay
+                } catch (IOException ignored) {
+                    // listed and deleted as an unused free segment next start
+                }
+                throw full;
+            }
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot prepare write-ahead segment " + path + ": " + e.getMessage(), Map.of(), e);
         }
     }
@@ -380,6 +398,28 @@ public final class WriteAheadLog implements AutoCloseable {
 
         private Lane(int number) {
             this.number = number;
+        }
+
+        /**
+         * Makes sure the next group never has to allocate a segment after its turns ran (a failure
+         * there would leave their changes in the stores, unacknowledged): when there is no current
+         * segment or it is more than ¾ full, the spare segment is made ready now, waiting for the
+         * background one or preparing one here. Throws {@code storage_full} when the disk cannot hold
+         * it; nothing is written then. Writer thread, before a group's turns run.
+         */
+        public void ensureRoom() {
+            if (current != null && current.size() - position > segmentBytes / 4) {
+                return;
+            }
+            if (next != null) {
+                try {
+                    next.join();
+                    return;
+                } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                    next = null; // the background attempt failed (perhaps a full disk): try again now
+                }
+            }
+            next = CompletableFuture.completedFuture(prepare(number, segmentBytes));
         }
 
         /** Writes one group's records and returns once they are on disk. */

@@ -278,6 +278,42 @@ class WriteAheadLogTest {
         assertThrows(IllegalArgumentException.class, () -> new Writers("t", 1, Durability.FSYNC, 64, null, n -> { }));
     }
 
+    @Test
+    void groupsShouldBeRefusedWithStorageFullBeforeAnyTurnRunsWhenNoSegmentFitsAndSucceedOnceSpaceIsFreed() {
+        java.util.concurrent.atomic.AtomicLong free = new java.util.concurrent.atomic.AtomicLong(100); // not one 4 KiB segment
+        DiskSpace disk = new DiskSpace(dir, 0, java.time.Duration.ZERO, free::get);
+        List<String> acked = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger turnsRun = new java.util.concurrent.atomic.AtomicInteger();
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 1, new WriteAheadLog(dir, 4096, disk), n -> { }); // left open, as a crash leaves it
+        {
+            for (int i = 0; i < 200; i++) {
+                if (i == 20) {
+                    free.set(1L << 30); // space is freed: no restart
+                }
+                String record = "r" + i + "-" + "x".repeat(200);
+                try {
+                    writers.submit("a", c -> {
+                        turnsRun.incrementAndGet();
+                        c.log(TYPE, record.getBytes(StandardCharsets.UTF_8));
+                        return null;
+                    }).join();
+                    assertTrue(i >= 20, "acknowledged while the disk was full: " + i);
+                    acked.add(record);
+                } catch (CompletionException e) {
+                    StrandException se = (StrandException) e.getCause();
+                    assertEquals(ErrorCode.STORAGE_FULL, se.code(), se.getMessage());
+                    assertTrue(i < 20, "refused after space was freed: " + i);
+                }
+                assertTrue(writers.failure().isEmpty(), "a refused group wrote nothing: the lane must not be poisoned");
+            }
+            assertEquals(acked.size(), turnsRun.get(), "no turn of a refused group ran");
+        }
+        assertEquals(180, acked.size());
+        List<String> replayed = replayAll();
+        assertTrue(!replayed.isEmpty() && acked.subList(acked.size() - replayed.size(), acked.size()).equals(replayed),
+                "what was not checkpointed yet is the tail of the acknowledged records, nothing refused: " + replayed.size() + " replayed");
+    }
+
     /** Where the next group would go: past the segment header and every group's length. */
     private static long endOfRecords(Path segment) throws IOException {
         ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(segment));
