@@ -86,8 +86,10 @@ public final class WriteAheadLog implements AutoCloseable {
     private boolean recovered;
 
     /** Segments of 16 MiB: a checkpoint about every 16 MiB of records per lane. */
+    public static final long DEFAULT_SEGMENT_BYTES = 16L << 20;
+
     public WriteAheadLog(Path dir) {
-        this(dir, 16L << 20);
+        this(dir, DEFAULT_SEGMENT_BYTES);
     }
 
     public WriteAheadLog(Path dir, long segmentBytes) {

@@ -33,7 +33,8 @@ public record ServerConfig(
         int maxSubscriptionsPerSocket,
         Duration heartbeat,
         boolean auth,
-        long docCapacity) {
+        long docCapacity,
+        long minFreeDisk) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -53,7 +54,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
-            Map.entry("STRAND_DOC_CAPACITY", "200000"));
+            Map.entry("STRAND_DOC_CAPACITY", "200000"),
+            Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)));
 
     public ServerConfig {
         if (port < 0 || port > 65535) {
@@ -69,6 +71,9 @@ public record ServerConfig(
             }
         }
         LogConfig.rollCycleNamed(hotRollCycle); // validates
+        if (minFreeDisk < 0) {
+            throw new IllegalArgumentException("--min-free-disk must be ≥ 0, not " + minFreeDisk);
+        }
     }
 
     /** Settings from {@code values} (environment-style keys), falling back to {@link #DEFAULTS}. */
@@ -98,7 +103,24 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
-                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")));
+                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
+                bytes(get.apply("STRAND_MIN_FREE_DISK")));
+    }
+
+    /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */
+    public static long bytes(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        int shift = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+            case 'k' -> 10;
+            case 'm' -> 20;
+            case 'g' -> 30;
+            default -> 0;
+        };
+        try {
+            return Long.parseLong(shift == 0 ? t : t.substring(0, t.length() - 1)) << shift;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a size: '" + text + "' (use 67108864, 512k, 64m or 2g)");
+        }
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */
