@@ -81,8 +81,12 @@ public final class WriteAheadLog implements AutoCloseable {
         return t;
     });
     private final List<Lane> lanes = new ArrayList<>();
-    private long nextNumber;
-    private long nextFreeName;
+    /**
+     * Not guarded by this object's lock: {@link #close()} holds it while it waits for a lane's spare
+     * segment, which a background thread may still be preparing (and numbering).
+     */
+    private final java.util.concurrent.atomic.AtomicLong nextNumber = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong nextFreeName = new java.util.concurrent.atomic.AtomicLong();
     private boolean recovered;
 
     /** Segments of 16 MiB: a checkpoint about every 16 MiB of records per lane. */
@@ -108,7 +112,7 @@ public final class WriteAheadLog implements AutoCloseable {
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot open write-ahead log " + dir + ": " + e.getMessage(), Map.of(), e);
         }
-        this.nextNumber = leftover.stream().mapToLong(Segment::number).max().orElse(0) + 1;
+        this.nextNumber.set(leftover.stream().mapToLong(Segment::number).max().orElse(0) + 1);
     }
 
     /** Routes records of {@code type} to {@code replayer} in {@link #recover()}; a store reopened on the same writers replaces its own. */
@@ -319,7 +323,7 @@ public final class WriteAheadLog implements AutoCloseable {
                 try {
                     if (m.matches() && Files.size(p) == segmentBytes && free.size() < MAX_FREE) {
                         free.add(p);
-                        nextFreeName = Math.max(nextFreeName, Long.parseLong(m.group(1)) + 1);
+                        nextFreeName.accumulateAndGet(Long.parseLong(m.group(1)) + 1, Math::max);
                     } else {
                         Files.delete(p);
                     }
@@ -330,12 +334,12 @@ public final class WriteAheadLog implements AutoCloseable {
         }
     }
 
-    private synchronized long nextNumber() {
-        return nextNumber++;
+    private long nextNumber() {
+        return nextNumber.getAndIncrement();
     }
 
-    private synchronized long freeName() {
-        return nextFreeName++;
+    private long freeName() {
+        return nextFreeName.getAndIncrement();
     }
 
     /**

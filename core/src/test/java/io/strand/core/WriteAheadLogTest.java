@@ -314,6 +314,41 @@ class WriteAheadLogTest {
                 "what was not checkpointed yet is the tail of the acknowledged records, nothing refused: " + replayed.size() + " replayed");
     }
 
+    @Test
+    void aSpareSegmentThatCouldNotBePreparedInTheBackgroundShouldBeRetriedBeforeTheNextGroupNotPoisonTheLane() {
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean freed = new java.util.concurrent.atomic.AtomicBoolean();
+        // the guard's first reading and the first segment see space; the background spare and later ones do not, until freed
+        DiskSpace disk = new DiskSpace(dir, 0, java.time.Duration.ZERO,
+                () -> reads.incrementAndGet() <= 2 || freed.get() ? 1L << 30 : 100);
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 1, new WriteAheadLog(dir, 4096, disk), n -> { });
+        try {
+            int acked = 0;
+            int refused = 0;
+            for (int i = 0; i < 60; i++) {
+                if (i == 40) {
+                    freed.set(true);
+                }
+                byte[] record = ("r" + i + "-" + "x".repeat(200)).getBytes(StandardCharsets.UTF_8);
+                try {
+                    writers.submit("a", c -> {
+                        c.log(TYPE, record);
+                        return null;
+                    }).join();
+                    assertTrue(refused == 0 || i >= 40, "acknowledged after the spare could not be made, while still full: " + i);
+                    acked++;
+                } catch (CompletionException e) {
+                    assertEquals(ErrorCode.STORAGE_FULL, ((StrandException) e.getCause()).code(), e.getCause().getMessage());
+                    refused++;
+                }
+                assertTrue(writers.failure().isEmpty(), "refused before any turn ran: the lane is not poisoned (" + i + ")");
+            }
+            assertTrue(acked >= 20 + 10 && refused > 0, acked + " acknowledged, " + refused + " refused");
+        } finally {
+            writers.close();
+        }
+    }
+
     /** Where the next group would go: past the segment header and every group's length. */
     private static long endOfRecords(Path segment) throws IOException {
         ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(segment));
