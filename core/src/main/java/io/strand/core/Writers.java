@@ -271,8 +271,8 @@ public final class Writers implements AutoCloseable {
          * it cannot (disk full), refuses the group's tasks: nothing was written, so the lane stays usable.
          */
         private boolean roomForGroup(List<Object> taken) {
-            if (lane == null || laneFailure != null) {
-                return true;
+            if (lane == null || laneFailure != null || taken.isEmpty() || (taken.size() == 1 && taken.getFirst() == STOP)) {
+                return true; // nothing to write (a stop signal alone needs no segment)
             }
             try {
                 lane.ensureRoom();
