@@ -7,7 +7,9 @@ import io.strand.core.StrandException;
 import io.strand.core.WriteAheadLog;
 import java.io.File;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.core.time.TimeProvider;
@@ -27,16 +29,23 @@ import net.openhft.chronicle.wire.DocumentContext;
  * The queue is never forced here: in {@code fsync} mode each append's excerpt is also logged to
  * the {@link io.strand.core.WriteAheadLog}, which replays it into the queue after a power loss.
  *
+ * <p>Every excerpt read is checked against its checksum ({@link EntryCodec}); a damaged one is a
+ * {@code corrupt} error naming the workspace, log and seq, never data.
+ *
  * <p>Disk space: the queue's files are mapped sparse, so an append claims its bytes from the
  * {@link DiskSpace} guard before it touches a page (a page the file system cannot back is a SIGBUS,
  * an {@link InternalError}, part way through the excerpt). A write that fails anyway is rolled back,
  * never committed short, and answered {@code storage_full}.
  */
 final class HotLog implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(HotLog.class.getName());
     /** Claimed per excerpt beyond its bytes: Chronicle's header, alignment and index slots. */
     static final int EXCERPT_OVERHEAD_BYTES = 64;
     /** Claimed for a new cycle file or a new queue: its header, first index pages and the metadata file (measured ≈16 KiB on tmpfs). */
     static final long NEW_FILE_BYTES = 256 << 10;
+    /** Workspace and log this queue belongs to, named in errors; null in tests that open a bare queue. */
+    private final String ws;
+    private final String log;
     private final Path dir;
     private final DiskSpace disk;
     private final SingleChronicleQueue queue;
@@ -46,6 +55,8 @@ final class HotLog implements AutoCloseable {
     private ExcerptAppender appender;
     /** The last batch's excerpt as encoded; the writer's scratch (writer thread only). */
     private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
+    /** A padding excerpt as encoded; the writer's scratch (writer thread only). */
+    private final Bytes<?> padding = Bytes.allocateElasticOnHeap(32);
     /** Last seq in the queue; written by the writer, read by anyone. */
     private volatile long lastSeq;
     /** First seq physically in the queue (0 when empty). */
@@ -56,7 +67,9 @@ final class HotLog implements AutoCloseable {
     private long paddingsFrom;
     private long paddingsHead;
 
-    private HotLog(Path dir, SingleChronicleQueue queue, DiskSpace disk) {
+    private HotLog(String ws, String log, Path dir, SingleChronicleQueue queue, DiskSpace disk) {
+        this.ws = ws;
+        this.log = log;
         this.dir = dir;
         this.disk = disk;
         this.queue = queue;
@@ -64,17 +77,23 @@ final class HotLog implements AutoCloseable {
         this.cursors = new ReadCursors(queue);
     }
 
-    static HotLog open(Path dir, LogConfig config) {
-        return open(dir, config, null);
+    /** Opens the queue in {@code dir} of log {@code ws}/{@code log}. */
+    static HotLog open(String ws, String log, Path dir, LogConfig config) {
+        return open(ws, log, dir, config, null);
     }
 
-    /** As {@link #open(Path, LogConfig)} with Chronicle's clock replaced (tests roll cycles at will); null = system time. */
+    /** A bare queue for tests, with Chronicle's clock replaced (tests roll cycles at will); null = system time. */
     static HotLog open(Path dir, LogConfig config, TimeProvider time) {
-        return open(dir, config, time, DiskSpace.unlimited(dir));
+        return open(null, null, dir, config, time, DiskSpace.unlimited(dir));
     }
 
-    /** Opens the queue in {@code dir}; a new queue's files are claimed from {@code disk} first. */
-    static HotLog open(Path dir, LogConfig config, TimeProvider time, DiskSpace disk) {
+    /** As {@link #open(String, String, Path, LogConfig)} with Chronicle's clock replaced; null = system time. */
+    static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time) {
+        return open(ws, log, dir, config, time, DiskSpace.unlimited(dir));
+    }
+
+    /** As above; a new queue's files are claimed from {@code disk} first, and so is every append. */
+    static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time, DiskSpace disk) {
         if (!java.nio.file.Files.exists(dir.resolve("metadata.cq4t"))) {
             disk.require(NEW_FILE_BYTES, "creating log queue " + dir);
         }
@@ -91,14 +110,14 @@ final class HotLog implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             throw refused(disk, e, "opening log queue " + dir);
         }
-        HotLog log = new HotLog(dir, queue, disk);
+        HotLog hot = new HotLog(ws, log, dir, queue, disk);
         try {
-            log.recover();
+            hot.recover();
         } catch (RuntimeException e) {
             queue.close();
             throw e;
         }
-        return log;
+        return hot;
     }
 
     /** Rebuilds the per-cycle index and the head from the queue, and finishes a batch whose paddings a crash cut short. */
@@ -157,12 +176,31 @@ final class HotLog implements AutoCloseable {
         }
     }
 
-    private static EntryCodec.Header readHeaderAt(ExcerptTailer tailer) {
+    private EntryCodec.Header readHeaderAt(ExcerptTailer tailer) {
         try (DocumentContext dc = tailer.readingDocument()) {
             if (!dc.isPresent()) {
                 return null;
             }
+            return header(dc, 0);
+        }
+    }
+
+    /**
+     * The header of the excerpt {@code dc} holds, its checksum verified. A damaged excerpt is
+     * {@code corrupt} naming the seq its queue index stands for, else {@code seqHint} (the seq the
+     * caller was looking for; 0 = not known).
+     */
+    private EntryCodec.Header header(DocumentContext dc, long seqHint) {
+        try {
             return EntryCodec.readHeader(dc.wire().bytes());
+        } catch (StrandException e) {
+            if (e.code() != ErrorCode.CORRUPT || e.extras().containsKey("seq")) {
+                throw e;
+            }
+            long queueIndex = dc.index();
+            long seq = index.seqOf(rollCycle.toCycle(queueIndex), queueIndex);
+            throw corrupt(seq > 0 ? seq : seqHint, "excerpt at queue index 0x" + Long.toHexString(queueIndex)
+                    + " is damaged: " + e.getMessage());
         }
     }
 
@@ -192,7 +230,7 @@ final class HotLog implements AutoCloseable {
                 if (!dc.isPresent()) {
                     return null;
                 }
-                h = EntryCodec.readHeader(dc.wire().bytes());
+                h = header(dc, seq);
                 dc.rollbackOnClose();
             }
             if (h.kind() == EntryCodec.ENTRIES) {
@@ -209,8 +247,20 @@ final class HotLog implements AutoCloseable {
         throw corrupt(seq, "padding points at another padding");
     }
 
+    /** A {@code corrupt} error naming workspace, log and seq (0 = not known), like the cold tier's. */
     private StrandException corrupt(long seq, String why) {
-        return new StrandException(ErrorCode.CORRUPT, "log queue " + dir + " seq " + seq + ": " + why);
+        Map<String, Object> extras = new LinkedHashMap<>();
+        if (ws != null) {
+            extras.put("ws", ws);
+            extras.put("log", log);
+        }
+        if (seq > 0) {
+            extras.put("seq", seq);
+        }
+        // names the log, not the server's file path: the message goes to clients
+        String name = ws == null ? "queue " + dir : "log " + ws + "/" + log;
+        return new StrandException(ErrorCode.CORRUPT, name + " hot entry " + (seq > 0 ? "seq " + seq : "(seq not known)")
+                + " is corrupt: " + why, extras);
     }
 
     long lastSeq() {
@@ -257,11 +307,18 @@ final class HotLog implements AutoCloseable {
      *         any other batch that does not follow the head is corrupt
      */
     boolean replay(byte[] excerpt) {
-        EntryCodec.Header h = EntryCodec.readHeader(Bytes.wrapForRead(excerpt));
+        EntryCodec.Header h;
+        try {
+            h = EntryCodec.readHeader(Bytes.wrapForRead(excerpt));
+        } catch (StrandException e) {
+            throw e.code() == ErrorCode.CORRUPT ? corrupt(lastSeq + 1, "write-ahead copy of the batch after the head: "
+                    + e.getMessage()) : e;
+        }
         if (h.kind() != EntryCodec.ENTRIES) {
             throw corrupt(h.firstSeq(), "write-ahead record is not a batch");
         }
         if (h.lastSeq() <= lastSeq) {
+            checkStoredCopy(h.firstSeq());
             return false;
         }
         if (lastSeq == 0 && firstSeq == 0 && h.firstSeq() > 1) {
@@ -277,10 +334,43 @@ final class HotLog implements AutoCloseable {
     }
 
     /**
+     * Write-ahead replay skips a batch the queue already holds; this checks that the held copy is
+     * intact (checksum, seqs) rather than trusting it unread. A damaged copy cannot be rewritten in
+     * place (Chronicle excerpts are immutable), so it is reported at start-up, naming ws, log and seq,
+     * and start-up goes on: reads of those seqs answer {@code corrupt}, the rest of the log works.
+     * @return false when the copy is damaged
+     */
+    boolean checkStoredCopy(long seq) {
+        if (seq < firstSeq) {
+            return true; // rolled to cold and dropped from the hot files
+        }
+        ReadCursors.Cursor cursor = cursors.borrow(seq); // pooled: replay checks one batch after another
+        boolean known = false;
+        try {
+            cursor.nextSeq = -1;
+            EntryCodec.Header h = moveTo(cursor.tailer, seq);
+            if (h != null) {
+                cursor.nextSeq = h.firstSeq(); // left at the batch's excerpt, unread, as tsOf leaves it
+                known = true;
+            }
+            return true;
+        } catch (StrandException e) {
+            if (e.code() != ErrorCode.CORRUPT) {
+                throw e;
+            }
+            LOG.log(System.Logger.Level.ERROR, "write-ahead replay found the hot copy of a batch damaged (the write-ahead"
+                    + " copy is intact but cannot replace it): " + e.getMessage());
+            return false;
+        } finally {
+            cursors.giveBack(cursor, known);
+        }
+    }
+
+    /**
      * Writes the batch's excerpt, then its paddings. A failed excerpt write is rolled back (nothing
      * committed, the state unchanged) and thrown, as {@code storage_full} when the disk is full. Once
      * the excerpt is committed the batch is stored: paddings a full disk refuses are left for
-     * {@link #completePaddings} before the next excerpt, and the append counts as done.
+     * {@link #writeMissingPaddings} before the next excerpt, and the append counts as done.
      */
     private void appendEncoded(long first, int count, long ts) {
         ExcerptAppender a = appender();
@@ -324,9 +414,11 @@ final class HotLog implements AutoCloseable {
 
     private void writePadding(long seq, long headSeq) {
         ExcerptAppender a = appender();
+        padding.clear();
+        EntryCodec.writePadding(padding, seq, headSeq);
         try (DocumentContext dc = a.writingDocument()) {
             try {
-                EntryCodec.writePadding(dc.wire().bytes(), seq, headSeq);
+                dc.wire().bytes().write(padding, padding.readPosition(), padding.readRemaining());
             } catch (RuntimeException | Error e) {
                 dc.rollbackOnClose();
                 throw e;
@@ -427,7 +519,7 @@ final class HotLog implements AutoCloseable {
                 present = dc.isPresent();
                 if (present) {
                     Bytes<?> in = dc.wire().bytes();
-                    EntryCodec.Header h = EntryCodec.readHeader(in);
+                    EntryCodec.Header h = header(dc, next);
                     if (h.kind() == EntryCodec.PADDING || h.lastSeq() < next) {
                         continue; // a padding, or a batch delivered before
                     }
@@ -516,7 +608,17 @@ final class HotLog implements AutoCloseable {
                         return;
                     }
                     Bytes<?> in = dc.wire().bytes();
-                    EntryCodec.Header h = EntryCodec.readHeader(in);
+                    EntryCodec.Header h;
+                    try {
+                        h = header(dc, 0);
+                    } catch (StrandException e) {
+                        if (e.code() != ErrorCode.CORRUPT) {
+                            throw e;
+                        }
+                        // counters only: reads of this excerpt fail with the same error, so it is not hidden
+                        LOG.log(System.Logger.Level.ERROR, "skipping a damaged excerpt while counting: " + e.getMessage());
+                        continue;
+                    }
                     if (h.kind() == EntryCodec.ENTRIES) {
                         visitor.visit(h, EntryCodec.dataBytes(in, h.count()));
                     }
@@ -591,7 +693,7 @@ final class HotLog implements AutoCloseable {
                     if (!dc.isPresent()) {
                         return 0;
                     }
-                    EntryCodec.Header h = EntryCodec.readHeader(dc.wire().bytes());
+                    EntryCodec.Header h = header(dc, 0);
                     if (h.kind() == EntryCodec.ENTRIES) {
                         return h.firstSeq();
                     }

@@ -79,7 +79,7 @@ final class Log implements AutoCloseable {
             } else {
                 return null;
             }
-            HotLog hot = HotLog.open(dir.resolve("queue"), config, null, disk);
+            HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config, null, disk);
             Log log = new Log(ws, name, dir, hot, headSignal, created);
             log.restoreState();
             headSignal.publish(hot.lastSeq());

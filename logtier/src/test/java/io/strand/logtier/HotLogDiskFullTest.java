@@ -62,7 +62,7 @@ class HotLogDiskFullTest {
     void appendShouldBeRefusedWithStorageFullAndChangeNothingWhenTheGuardSaysTheDiskIsFull() {
         AtomicLong free = new AtomicLong(1L << 30);
         DiskSpace disk = new DiskSpace(dir, 1 << 20, Duration.ZERO, free::get);
-        try (HotLog hot = HotLog.open(dir.resolve("queue"), LogConfig.defaults(dir, Durability.OS), null, disk)) {
+        try (HotLog hot = HotLog.open("w", "l", dir.resolve("queue"), LogConfig.defaults(dir, Durability.OS), null, disk)) {
             hot.append(1, entries(3, 100, 0), Collections.nCopies(3, null), null, 0);
             free.set(1 << 20); // exactly the reserve: nothing more fits
             StrandException e = assertThrows(StrandException.class,
@@ -85,7 +85,7 @@ class HotLogDiskFullTest {
         assumeTrue(mounted.isPresent(), "mounting a tmpfs is not permitted here; the guard test above covers the simulated store");
         try (SmallFileSystem fs = mounted.get()) {
             LogConfig config = LogConfig.defaults(fs.dir(), Durability.OS);
-            try (HotLog hot = HotLog.open(fs.dir().resolve("queue"), config, null, DiskSpace.unlimited(fs.dir()))) {
+            try (HotLog hot = HotLog.open("w", "l", fs.dir().resolve("queue"), config, null, DiskSpace.unlimited(fs.dir()))) {
                 hot.append(1, entries(1, 100, 0), Collections.nCopies(1, null), null, 0);
                 fs.fillLeaving(256 << 10);
                 StrandException refused = null;
