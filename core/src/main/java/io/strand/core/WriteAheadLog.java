@@ -69,6 +69,8 @@ public final class WriteAheadLog implements AutoCloseable {
 
     private final Path dir;
     private final long segmentBytes;
+    /** Asked before a new segment file is allocated (a recycled one needs no new space). */
+    private final DiskSpace disk;
     private final Map<Byte, Replayer> replayers = new ConcurrentHashMap<>();
     private final List<Segment> leftover;
     /** Segments whose records are all checkpointed, ready for reuse. */
@@ -79,17 +81,29 @@ public final class WriteAheadLog implements AutoCloseable {
         return t;
     });
     private final List<Lane> lanes = new ArrayList<>();
-    private long nextNumber;
-    private long nextFreeName;
+    /**
+     * Not guarded by this object's lock: {@link #close()} holds it while it waits for a lane's spare
+     * segment, which a background thread may still be preparing (and numbering).
+     */
+    private final java.util.concurrent.atomic.AtomicLong nextNumber = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong nextFreeName = new java.util.concurrent.atomic.AtomicLong();
     private boolean recovered;
 
     /** Segments of 16 MiB: a checkpoint about every 16 MiB of records per lane. */
+    public static final long DEFAULT_SEGMENT_BYTES = 16L << 20;
+
     public WriteAheadLog(Path dir) {
-        this(dir, 16L << 20);
+        this(dir, DEFAULT_SEGMENT_BYTES);
     }
 
     public WriteAheadLog(Path dir, long segmentBytes) {
+        this(dir, segmentBytes, DiskSpace.of(dir, DiskSpace.DEFAULT_RESERVE_BYTES));
+    }
+
+    /** As {@link #WriteAheadLog(Path, long)}, new segments claimed from {@code disk} first. */
+    public WriteAheadLog(Path dir, long segmentBytes, DiskSpace disk) {
         this.dir = dir;
+        this.disk = disk;
         this.segmentBytes = Math.max(segmentBytes, 4096);
         try {
             Files.createDirectories(dir);
@@ -98,7 +112,7 @@ public final class WriteAheadLog implements AutoCloseable {
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot open write-ahead log " + dir + ": " + e.getMessage(), Map.of(), e);
         }
-        this.nextNumber = leftover.stream().mapToLong(Segment::number).max().orElse(0) + 1;
+        this.nextNumber.set(leftover.stream().mapToLong(Segment::number).max().orElse(0) + 1);
     }
 
     /** Routes records of {@code type} to {@code replayer} in {@link #recover()}; a store reopened on the same writers replaces its own. */
@@ -309,7 +323,7 @@ public final class WriteAheadLog implements AutoCloseable {
                 try {
                     if (m.matches() && Files.size(p) == segmentBytes && free.size() < MAX_FREE) {
                         free.add(p);
-                        nextFreeName = Math.max(nextFreeName, Long.parseLong(m.group(1)) + 1);
+                        nextFreeName.accumulateAndGet(Long.parseLong(m.group(1)) + 1, Math::max);
                     } else {
                         Files.delete(p);
                     }
@@ -320,12 +334,12 @@ public final class WriteAheadLog implements AutoCloseable {
         }
     }
 
-    private synchronized long nextNumber() {
-        return nextNumber++;
+    private long nextNumber() {
+        return nextNumber.getAndIncrement();
     }
 
-    private synchronized long freeName() {
-        return nextFreeName++;
+    private long freeName() {
+        return nextFreeName.getAndIncrement();
     }
 
     /**
@@ -346,6 +360,7 @@ public final class WriteAheadLog implements AutoCloseable {
                 }
                 Files.move(reused, path, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             } else {
+                disk.require(bytes, "a new write-ahead segment"); // zero-filled below: refuse before, not half way
                 try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                     for (long at = 0; at < bytes; ) {
                         ByteBuffer zeros = ZEROS.duplicate();
@@ -359,6 +374,15 @@ public final class WriteAheadLog implements AutoCloseable {
             DurableFiles.fsyncDirectory(dir);
             return new OpenSegment(path, FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC), bytes, saltBytes(salt));
         } catch (IOException e) {
+            StrandException full = disk.outOfSpace(e, "preparing write-ahead segment " + path);
+            if (full != null) {
+                try {
+                    Files.deleteIfExists(path); // a half zero-filled file has no header: nothing to replay
+                } catch (IOException ignored) {
+                    // listed and deleted as an unused free segment next start
+                }
+                throw full;
+            }
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot prepare write-ahead segment " + path + ": " + e.getMessage(), Map.of(), e);
         }
     }
@@ -380,6 +404,28 @@ public final class WriteAheadLog implements AutoCloseable {
 
         private Lane(int number) {
             this.number = number;
+        }
+
+        /**
+         * Makes sure the next group never has to allocate a segment after its turns ran (a failure
+         * there would leave their changes in the stores, unacknowledged): when there is no current
+         * segment or it is more than ¾ full, the spare segment is made ready now, waiting for the
+         * background one or preparing one here. Throws {@code storage_full} when the disk cannot hold
+         * it; nothing is written then. Writer thread, before a group's turns run.
+         */
+        public void ensureRoom() {
+            if (current != null && current.size() - position > segmentBytes / 4) {
+                return;
+            }
+            if (next != null) {
+                try {
+                    next.join();
+                    return;
+                } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                    next = null; // the background attempt failed (perhaps a full disk): try again now
+                }
+            }
+            next = CompletableFuture.completedFuture(prepare(number, segmentBytes));
         }
 
         /** Writes one group's records and returns once they are on disk. */

@@ -250,6 +250,10 @@ public final class Writers implements AutoCloseable {
                     continue; // not used to stop; re-check anyway
                 }
                 queue.drainTo(taken, maxBatch - 1);
+                if (!roomForGroup(taken)) {
+                    taken.clear();
+                    continue;
+                }
                 for (Object item : taken) {
                     if (item != STOP) {
                         runTurn((Task<?>) item);
@@ -259,6 +263,27 @@ public final class Writers implements AutoCloseable {
                 if (!group.tasks.isEmpty()) {
                     complete(laneFailure != null ? laneFailure : group.hasRecords() ? write() : null);
                 }
+            }
+        }
+
+        /**
+         * In fsync mode, makes sure the lane has a segment for this group before any turn runs; when
+         * it cannot (disk full), refuses the group's tasks: nothing was written, so the lane stays usable.
+         */
+        private boolean roomForGroup(List<Object> taken) {
+            if (lane == null || laneFailure != null || taken.isEmpty() || (taken.size() == 1 && taken.getFirst() == STOP)) {
+                return true; // nothing to write (a stop signal alone needs no segment)
+            }
+            try {
+                lane.ensureRoom();
+                return true;
+            } catch (RuntimeException e) {
+                for (Object item : taken) {
+                    if (item != STOP) {
+                        ((Task<?>) item).future().completeExceptionally(e);
+                    }
+                }
+                return false;
             }
         }
 

@@ -278,6 +278,77 @@ class WriteAheadLogTest {
         assertThrows(IllegalArgumentException.class, () -> new Writers("t", 1, Durability.FSYNC, 64, null, n -> { }));
     }
 
+    @Test
+    void groupsShouldBeRefusedWithStorageFullBeforeAnyTurnRunsWhenNoSegmentFitsAndSucceedOnceSpaceIsFreed() {
+        java.util.concurrent.atomic.AtomicLong free = new java.util.concurrent.atomic.AtomicLong(100); // not one 4 KiB segment
+        DiskSpace disk = new DiskSpace(dir, 0, java.time.Duration.ZERO, free::get);
+        List<String> acked = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger turnsRun = new java.util.concurrent.atomic.AtomicInteger();
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 1, new WriteAheadLog(dir, 4096, disk), n -> { }); // left open, as a crash leaves it
+        {
+            for (int i = 0; i < 200; i++) {
+                if (i == 20) {
+                    free.set(1L << 30); // space is freed: no restart
+                }
+                String record = "r" + i + "-" + "x".repeat(200);
+                try {
+                    writers.submit("a", c -> {
+                        turnsRun.incrementAndGet();
+                        c.log(TYPE, record.getBytes(StandardCharsets.UTF_8));
+                        return null;
+                    }).join();
+                    assertTrue(i >= 20, "acknowledged while the disk was full: " + i);
+                    acked.add(record);
+                } catch (CompletionException e) {
+                    StrandException se = (StrandException) e.getCause();
+                    assertEquals(ErrorCode.STORAGE_FULL, se.code(), se.getMessage());
+                    assertTrue(i < 20, "refused after space was freed: " + i);
+                }
+                assertTrue(writers.failure().isEmpty(), "a refused group wrote nothing: the lane must not be poisoned");
+            }
+            assertEquals(acked.size(), turnsRun.get(), "no turn of a refused group ran");
+        }
+        assertEquals(180, acked.size());
+        List<String> replayed = replayAll();
+        assertTrue(!replayed.isEmpty() && acked.subList(acked.size() - replayed.size(), acked.size()).equals(replayed),
+                "what was not checkpointed yet is the tail of the acknowledged records, nothing refused: " + replayed.size() + " replayed");
+    }
+
+    @Test
+    void aSpareSegmentThatCouldNotBePreparedInTheBackgroundShouldBeRetriedBeforeTheNextGroupNotPoisonTheLane() {
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean freed = new java.util.concurrent.atomic.AtomicBoolean();
+        // the guard's first reading and the first segment see space; the background spare and later ones do not, until freed
+        DiskSpace disk = new DiskSpace(dir, 0, java.time.Duration.ZERO,
+                () -> reads.incrementAndGet() <= 2 || freed.get() ? 1L << 30 : 100);
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 1, new WriteAheadLog(dir, 4096, disk), n -> { });
+        try {
+            int acked = 0;
+            int refused = 0;
+            for (int i = 0; i < 60; i++) {
+                if (i == 40) {
+                    freed.set(true);
+                }
+                byte[] record = ("r" + i + "-" + "x".repeat(200)).getBytes(StandardCharsets.UTF_8);
+                try {
+                    writers.submit("a", c -> {
+                        c.log(TYPE, record);
+                        return null;
+                    }).join();
+                    assertTrue(refused == 0 || i >= 40, "acknowledged after the spare could not be made, while still full: " + i);
+                    acked++;
+                } catch (CompletionException e) {
+                    assertEquals(ErrorCode.STORAGE_FULL, ((StrandException) e.getCause()).code(), e.getCause().getMessage());
+                    refused++;
+                }
+                assertTrue(writers.failure().isEmpty(), "refused before any turn ran: the lane is not poisoned (" + i + ")");
+            }
+            assertTrue(acked >= 20 + 10 && refused > 0, acked + " acknowledged, " + refused + " refused");
+        } finally {
+            writers.close();
+        }
+    }
+
     /** Where the next group would go: past the segment header and every group's length. */
     private static long endOfRecords(Path segment) throws IOException {
         ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(segment));

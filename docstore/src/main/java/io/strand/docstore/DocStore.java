@@ -82,7 +82,8 @@ public final class DocStore implements AutoCloseable {
     private final DocView view;
     private final DocIndex index = new DocIndex();
     private final Usage usage;
-    private final long minFreeDisk;
+    /** The data directory's free-space guard, shared with the other stores; asked before each change is written. */
+    private final io.strand.core.DiskSpace disk;
 
     /** Changes appended but not yet published to the view; each key is touched only by its writer thread. */
     private final ConcurrentHashMap<String, Pending> overlay = new ConcurrentHashMap<>();
@@ -106,11 +107,16 @@ public final class DocStore implements AutoCloseable {
     private volatile boolean closed;
 
     public DocStore(DocStoreConfig config, Writers writers) {
+        this(config, writers, io.strand.core.DiskSpace.of(config.dataDir(), io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES));
+    }
+
+    /** As above, doc writes claiming their space from {@code disk} (the guard the log store and write-ahead log share). */
+    public DocStore(DocStoreConfig config, Writers writers, io.strand.core.DiskSpace disk) {
         this.config = config;
+        this.disk = disk;
         this.writers = writers;
         this.dir = config.dataDir();
         this.usage = new Usage(config.maxEntries(), config.byteBudget());
-        this.minFreeDisk = Math.max(64L << 20, 2 * config.journalBlockSize());
         long start = System.nanoTime();
         FileChannel lockCh = null;
         DocJournal j = null;
@@ -496,7 +502,9 @@ public final class DocStore implements AutoCloseable {
         if (failure != null) {
             throw new StrandException(ErrorCode.STORAGE_FULL, failure);
         }
-        lane().checkDisk();
+        lane(); // a writer thread, before anything is claimed
+        // the journal record and the map entry: both are mapped files, where a page the disk cannot back is a SIGBUS
+        disk.require(2L * (json == null ? 0 : json.length) + 2L * key.length() + 256, "writing doc '" + key + "'");
         long oldWeight = cur.stored == null ? 0 : StoredDoc.weight(key, cur.stored.json());
         long newWeight = value == null ? 0 : StoredDoc.weight(key, json);
         long docDelta = (value == null ? 0 : 1) - (cur.stored == null ? 0 : 1);
@@ -578,7 +586,7 @@ public final class DocStore implements AutoCloseable {
             if (!unpublished.isEmpty()) {
                 unpublished.remove(p.key);
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | InternalError e) { // InternalError: a map page the disk could not back
             metrics.viewError();
             unpublished.put(p.key, p);
             viewFailure = "the doc map view could not store a durable change to '" + p.key + "' (" + e.getMessage()
@@ -613,11 +621,11 @@ public final class DocStore implements AutoCloseable {
      * Owned by that writer thread; the checkpointer only reads {@link #marker}.
      */
     private final class Lane {
-        private final DocJournal.Appender appender;
+        /** Replaced after a failed append: a Chronicle appender whose write faulted is not reusable. */
+        private DocJournal.Appender appender;
         private final ArrayDeque<Pending> pending = new ArrayDeque<>();
         /** Lower bound of (the oldest pending record's index − 1); MAX_VALUE when nothing is pending. */
         private volatile long marker = Long.MAX_VALUE;
-        private long nextDiskCheck;
 
         Lane(DocJournal.Appender appender) {
             this.appender = appender;
@@ -631,10 +639,16 @@ public final class DocStore implements AutoCloseable {
             long idx;
             try {
                 idx = appender.append(record);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // a SIGBUS on a mapped page the disk cannot back is an InternalError
                 if (first) {
                     marker = Long.MAX_VALUE;
                 }
+                try {
+                    appender.close();
+                } catch (RuntimeException | Error ignored) {
+                    // a new appender finds the journal's end by itself
+                }
+                appender = journal.appender();
                 throw classify(e);
             }
             p.journalIndex = idx;
@@ -664,32 +678,15 @@ public final class DocStore implements AutoCloseable {
             return pending.isEmpty();
         }
 
-        void checkDisk() {
-            long now = System.nanoTime();
-            if (now - nextDiskCheck < 0) {
-                return;
-            }
-            nextDiskCheck = now + TimeUnit.MILLISECONDS.toNanos(250);
-            try {
-                long free = Files.getFileStore(dir).getUsableSpace();
-                if (free < minFreeDisk) {
-                    nextDiskCheck = now; // check again next time
-                    throw new StrandException(ErrorCode.STORAGE_FULL, "disk nearly full under " + dir + ": "
-                            + (free >> 20) + " MiB free, doc writes need " + (minFreeDisk >> 20) + " MiB");
-                }
-            } catch (IOException e) {
-                LOG.log(System.Logger.Level.WARNING, "cannot read free space of " + dir, e);
-            }
-        }
     }
 
-    private static RuntimeException classify(RuntimeException e) {
-        if (e instanceof StrandException) {
-            return e;
+    private RuntimeException classify(Throwable e) {
+        if (e instanceof StrandException se) {
+            return se;
         }
-        String m = String.valueOf(e.getMessage());
-        if (m.contains("No space left") || m.contains("Disk quota")) {
-            return new StrandException(ErrorCode.STORAGE_FULL, "doc journal: disk full (" + m + ")", Map.of(), e);
+        StrandException full = disk.outOfSpace(e, "doc journal append");
+        if (full != null) {
+            return full;
         }
         return new StrandException(ErrorCode.UNAVAILABLE, "doc journal append failed: " + e, Map.of(), e);
     }

@@ -396,6 +396,23 @@ class DocStoreTest {
     }
 
     @Test
+    void writesShouldRefuseWithStorageFullNamingTheDirWhenTheDiskGuardSaysFullAndSucceedOnceFreed(@TempDir Path small) {
+        java.util.concurrent.atomic.AtomicLong free = new java.util.concurrent.atomic.AtomicLong(1L << 30);
+        io.strand.core.DiskSpace disk = new io.strand.core.DiskSpace(small, 1 << 20, java.time.Duration.ZERO, free::get);
+        try (DocStore guarded = new DocStore(TestStores.config(small), writers, disk)) {
+            await(guarded.put("w", "d", obj("{\"a\":1}"), null));
+            free.set(1 << 20); // at the reserve
+            StrandException e = failure(guarded.put("w", "d", obj("{\"a\":2}"), null), ErrorCode.STORAGE_FULL);
+            assertTrue(e.getMessage().contains(small.toString()), e.getMessage());
+            failure(guarded.incr("w", "n", "/c", 1, null, null), ErrorCode.STORAGE_FULL);
+            assertEquals(1, guarded.get("w", "d").orElseThrow().version(), "reads keep working, nothing changed");
+            assertTrue(guarded.get("w", "n").isEmpty());
+            free.set(1L << 30);
+            assertEquals(2L, await(guarded.put("w", "d", obj("{\"a\":2}"), null)), "writes resume without a restart");
+        }
+    }
+
+    @Test
     void writesShouldFailWithUnavailableAfterClose(@TempDir Path other) {
         DocStore s = new DocStore(TestStores.config(other), writers);
         s.close();

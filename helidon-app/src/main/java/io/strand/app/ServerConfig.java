@@ -38,7 +38,8 @@ public record ServerConfig(
         Duration bodyTimeout,
         Duration idleTimeout,
         int maxConnections,
-        int maxConnectionsPerIp) {
+        int maxConnectionsPerIp,
+        long minFreeDisk) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -68,7 +69,10 @@ public record ServerConfig(
             // open connections of every kind (HTTP and WebSocket); keep below the open-file limit minus the stores' files
             Map.entry("STRAND_MAX_CONNECTIONS", "16000"),
             // open connections from one address; 0 = no per-address cap (behind a proxy every client shares one address)
-            Map.entry("STRAND_MAX_CONNECTIONS_PER_IP", "0"));
+            Map.entry("STRAND_MAX_CONNECTIONS_PER_IP", "0"),
+            // free space the data directory keeps: writes past it get 507 storage_full
+            Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)));
+
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
@@ -96,6 +100,9 @@ public record ServerConfig(
         LogConfig.rollCycleNamed(hotRollCycle); // validates
         if (!headerTimeout.isPositive() || !bodyTimeout.isPositive() || !idleTimeout.isPositive() || maxConnections < 1 || maxConnectionsPerIp < 0) {
             throw new IllegalArgumentException("header, body and idle timeouts > 0, max connections ≥ 1, max connections per IP ≥ 0 (0 = no cap)");
+        }
+        if (minFreeDisk < 0) {
+            throw new IllegalArgumentException("--min-free-disk must be ≥ 0, not " + minFreeDisk);
         }
     }
 
@@ -131,7 +138,25 @@ public record ServerConfig(
                 duration(get.apply("STRAND_BODY_TIMEOUT")),
                 duration(get.apply("STRAND_IDLE_TIMEOUT")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS")),
-                Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")));
+                Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")),
+                bytes(get.apply("STRAND_MIN_FREE_DISK")));
+    }
+
+    /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */
+    public static long bytes(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        int shift = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+            case 'k' -> 10;
+            case 'm' -> 20;
+            case 'g' -> 30;
+            default -> 0;
+        };
+        try {
+            return Long.parseLong(shift == 0 ? t : t.substring(0, t.length() - 1)) << shift;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a size: '" + text + "' (use 67108864, 512k, 64m or 2g)");
+        }
+
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */

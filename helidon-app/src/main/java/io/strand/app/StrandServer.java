@@ -31,6 +31,7 @@ import io.strand.coldtier.ColdStoreConfig;
 import io.strand.logtier.ColdTier;
 import io.strand.app.ws.OpenSockets;
 import io.strand.app.ws.SocketEndpoint;
+import io.strand.core.DiskSpace;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
 import io.strand.core.WriteAheadLog;
@@ -51,6 +52,8 @@ public final class StrandServer implements AutoCloseable {
     private final ServerConfig config;
     private final StrandMetrics metrics = new StrandMetrics();
     private final Writers writers;
+    /** The data directory's free-space guard: every store claims from it before writing. */
+    private final DiskSpace disk;
     private final LogStore logs;
     private final DocStore docs;
     private final DocApi docApi;
@@ -62,6 +65,14 @@ public final class StrandServer implements AutoCloseable {
     private final WebServer server;
 
     public StrandServer(ServerConfig config, Authenticator authenticator) {
+        this(config, authenticator, null);
+    }
+
+    /**
+     * As above, the data directory's free bytes read from {@code freeSpace} instead of its file
+     * system when not null (tests simulate a full disk where a small file system cannot be mounted).
+     */
+    public StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace) {
         this.config = config;
         this.authenticator = authenticator;
         try {
@@ -69,9 +80,11 @@ public final class StrandServer implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e.getMessage(), e);
         }
+        this.disk = freeSpace == null ? DiskSpace.of(config.dataDir(), config.minFreeDisk())
+                : new DiskSpace(config.dataDir(), config.minFreeDisk(), DiskSpace.DEFAULT_REFRESH, freeSpace);
         this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096,
-                new WriteAheadLog(config.dataDir().resolve("wal")), metrics::syncNanos);
-        this.logs = new LogStore(config.logConfig(), writers);
+                new WriteAheadLog(config.dataDir().resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, disk), metrics::syncNanos);
+        this.logs = new LogStore(config.logConfig(), writers, disk);
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
         metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
@@ -84,7 +97,7 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
-                .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
+                .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers, disk);
         writers.recover(); // both stores registered their replayers; nothing is served before this
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
@@ -134,7 +147,7 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(writers), MetricsObserver.create()))
+                .addFeature(ObserveFeature.just(health(writers, disk), MetricsObserver.create()))
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
@@ -156,11 +169,32 @@ public final class StrandServer implements AutoCloseable {
 
     /**
      * Health with a {@code writers} liveness check: DOWN once a writer's durable write failed, since
-     * that writer then refuses every later write until the process restarts.
+     * that writer then refuses every later write until the process restarts. Helidon's own
+     * {@code diskSpace} check watches {@code /}; it is replaced by one on the data directory's file
+     * system, DOWN below the {@code --min-free-disk} reserve, when writes get {@code 507}. That one is
+     * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
+     * turns UP again by itself once space is freed.
      */
-    private static HealthObserver health(Writers writers) {
+    private static HealthObserver health(Writers writers, DiskSpace disk) {
         return HealthObserver.builder()
                 .details(true)
+                .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
+                .addCheck(io.helidon.health.checks.HealthChecks.deadlockCheck())
+                .addCheck(io.helidon.health.checks.HealthChecks.heapMemoryCheck())
+                .addCheck(() -> {
+                    DiskSpace.Reading r = disk.reading();
+                    var response = io.helidon.health.HealthCheckResponse.builder().status(r.ok())
+                            .detail("path", r.dir().toString())
+                            .detail("freeBytes", r.freeBytes())
+                            .detail("reserveBytes", r.reserveBytes());
+                    if (r.error() != null) {
+                        response.detail("error", r.error());
+                    } else if (!r.ok()) {
+                        response.detail("error", "the data directory " + r.dir() + " has " + r.freeBytes()
+                                + " bytes free, below the " + r.reserveBytes() + "-byte reserve: writes are refused with 507");
+                    }
+                    return response.build();
+                }, io.helidon.health.HealthCheckType.READINESS, "diskSpace")
                 .addCheck(() -> {
                     java.util.Optional<String> failure = writers.failure();
                     var response = io.helidon.health.HealthCheckResponse.builder().status(failure.isEmpty());

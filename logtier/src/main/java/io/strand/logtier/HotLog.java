@@ -1,5 +1,6 @@
 package io.strand.logtier;
 
+import io.strand.core.DiskSpace;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
@@ -27,15 +28,26 @@ import net.openhft.chronicle.wire.DocumentContext;
  * The head is always recovered from the queue itself, never from a counter kept beside it.
  * The queue is never forced here: in {@code fsync} mode each append's excerpt is also logged to
  * the {@link io.strand.core.WriteAheadLog}, which replays it into the queue after a power loss.
- * Every excerpt read is checked against its checksum ({@link EntryCodec}); a damaged one is a
+ *
+ * <p>Every excerpt read is checked against its checksum ({@link EntryCodec}); a damaged one is a
  * {@code corrupt} error naming the workspace, log and seq, never data.
+ *
+ * <p>Disk space: the queue's files are mapped sparse, so an append claims its bytes from the
+ * {@link DiskSpace} guard before it touches a page (a page the file system cannot back is a SIGBUS,
+ * an {@link InternalError}, part way through the excerpt). A write that fails anyway is rolled back,
+ * never committed short, and answered {@code storage_full}.
  */
 final class HotLog implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(HotLog.class.getName());
+    /** Claimed per excerpt beyond its bytes: Chronicle's header, alignment and index slots. */
+    static final int EXCERPT_OVERHEAD_BYTES = 64;
+    /** Claimed for a new cycle file or a new queue: its header, first index pages and the metadata file (measured ≈16 KiB on tmpfs). */
+    static final long NEW_FILE_BYTES = 256 << 10;
     /** Workspace and log this queue belongs to, named in errors; null in tests that open a bare queue. */
     private final String ws;
     private final String log;
     private final Path dir;
+    private final DiskSpace disk;
     private final SingleChronicleQueue queue;
     private final RollCycle rollCycle;
     private final SeqIndex index = new SeqIndex();
@@ -51,10 +63,15 @@ final class HotLog implements AutoCloseable {
     private volatile long firstSeq;
     private long lastTs;
 
-    private HotLog(String ws, String log, Path dir, SingleChronicleQueue queue) {
+    /** Entries of the last batch whose paddings a full disk cut short: written before anything else (writer thread). */
+    private long paddingsFrom;
+    private long paddingsHead;
+
+    private HotLog(String ws, String log, Path dir, SingleChronicleQueue queue, DiskSpace disk) {
         this.ws = ws;
         this.log = log;
         this.dir = dir;
+        this.disk = disk;
         this.queue = queue;
         this.rollCycle = queue.rollCycle();
         this.cursors = new ReadCursors(queue);
@@ -67,11 +84,19 @@ final class HotLog implements AutoCloseable {
 
     /** A bare queue for tests, with Chronicle's clock replaced (tests roll cycles at will); null = system time. */
     static HotLog open(Path dir, LogConfig config, TimeProvider time) {
-        return open(null, null, dir, config, time);
+        return open(null, null, dir, config, time, DiskSpace.unlimited(dir));
     }
 
     /** As {@link #open(String, String, Path, LogConfig)} with Chronicle's clock replaced; null = system time. */
     static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time) {
+        return open(ws, log, dir, config, time, DiskSpace.unlimited(dir));
+    }
+
+    /** As above; a new queue's files are claimed from {@code disk} first, and so is every append. */
+    static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time, DiskSpace disk) {
+        if (!java.nio.file.Files.exists(dir.resolve("metadata.cq4t"))) {
+            disk.require(NEW_FILE_BYTES, "creating log queue " + dir);
+        }
         File file = dir.toFile();
         SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(file)
                 .rollCycle(config.rollCycle())
@@ -79,8 +104,13 @@ final class HotLog implements AutoCloseable {
         if (time != null) {
             builder.timeProvider(time);
         }
-        SingleChronicleQueue queue = builder.build();
-        HotLog hot = new HotLog(ws, log, dir, queue);
+        SingleChronicleQueue queue;
+        try {
+            queue = builder.build();
+        } catch (RuntimeException | Error e) {
+            throw refused(disk, e, "opening log queue " + dir);
+        }
+        HotLog hot = new HotLog(ws, log, dir, queue, disk);
         try {
             hot.recover();
         } catch (RuntimeException e) {
@@ -250,10 +280,16 @@ final class HotLog implements AutoCloseable {
      * @return the first seq assigned
      */
     long append(long ts, List<byte[]> data, List<String> keys, String producerId, long producerSeq) {
+        writeMissingPaddings();
         long first = lastSeq + 1;
         long stamped = Math.max(ts, lastTs);
         encoded.clear();
         EntryCodec.writeEntries(encoded, first, stamped, data, keys, producerId, producerSeq);
+        long need = encoded.readRemaining() + (long) EXCERPT_OVERHEAD_BYTES * data.size();
+        if (queue.cycle() != index.lastCycle()) {
+            need += NEW_FILE_BYTES; // this append opens a new cycle file
+        }
+        disk.require(need, "appending " + data.size() + " entries to log queue " + dir);
         appendEncoded(first, data.size(), stamped);
         return first;
     }
@@ -330,20 +366,50 @@ final class HotLog implements AutoCloseable {
         }
     }
 
+    /**
+     * Writes the batch's excerpt, then its paddings. A failed excerpt write is rolled back (nothing
+     * committed, the state unchanged) and thrown, as {@code storage_full} when the disk is full. Once
+     * the excerpt is committed the batch is stored: paddings a full disk refuses are left for
+     * {@link #writeMissingPaddings} before the next excerpt, and the append counts as done.
+     */
     private void appendEncoded(long first, int count, long ts) {
         ExcerptAppender a = appender();
         try (DocumentContext dc = a.writingDocument()) {
-            dc.wire().bytes().write(encoded, encoded.readPosition(), encoded.readRemaining());
+            try {
+                dc.wire().bytes().write(encoded, encoded.readPosition(), encoded.readRemaining());
+            } catch (RuntimeException | Error e) {
+                dc.rollbackOnClose(); // Chronicle would otherwise commit the excerpt cut short
+                throw e;
+            }
+        } catch (RuntimeException | Error e) {
+            dropAppender();
+            throw refused(disk, e, "appending to log queue " + dir);
         }
         noteIndex(a.lastIndexAppended(), first);
-        for (long seq = first + 1; seq < first + count; seq++) {
-            writePadding(seq, first);
-        }
         lastTs = ts;
         if (firstSeq == 0) {
             firstSeq = first;
         }
         lastSeq = first + count - 1;
+        if (count > 1) {
+            paddingsFrom = first + 1;
+            paddingsHead = first;
+            try {
+                writeMissingPaddings();
+            } catch (StrandException e) {
+                System.getLogger("strand.logtier").log(System.Logger.Level.WARNING, "log queue {0}: paddings of seqs {1}..{2}"
+                        + " wait for disk space (reads from inside that batch wait too): {3}", dir, paddingsFrom, lastSeq, e.getMessage());
+            }
+        }
+    }
+
+    /** Writes paddings a full disk cut short (writer thread); throws {@code storage_full} while there is still no room. */
+    private void writeMissingPaddings() {
+        while (paddingsFrom != 0 && paddingsFrom <= lastSeq) {
+            writePadding(paddingsFrom, paddingsHead);
+            paddingsFrom++;
+        }
+        paddingsFrom = 0;
     }
 
     private void writePadding(long seq, long headSeq) {
@@ -351,15 +417,48 @@ final class HotLog implements AutoCloseable {
         padding.clear();
         EntryCodec.writePadding(padding, seq, headSeq);
         try (DocumentContext dc = a.writingDocument()) {
-            dc.wire().bytes().write(padding, padding.readPosition(), padding.readRemaining());
+            try {
+                dc.wire().bytes().write(padding, padding.readPosition(), padding.readRemaining());
+            } catch (RuntimeException | Error e) {
+                dc.rollbackOnClose();
+                throw e;
+            }
+        } catch (RuntimeException | Error e) {
+            dropAppender();
+            throw refused(disk, e, "writing padding " + seq + " to log queue " + dir);
         }
         noteIndex(a.lastIndexAppended(), seq);
+    }
+
+    /** {@code storage_full} for a write the file system had no room for; anything else as it was. */
+    private static RuntimeException refused(DiskSpace disk, Throwable failure, String what) {
+        StrandException full = disk.outOfSpace(failure, what);
+        if (full != null) {
+            return full;
+        }
+        if (failure instanceof Error error) {
+            throw error;
+        }
+        return (RuntimeException) failure;
     }
 
     private void noteIndex(long queueIndex, long seq) {
         int cycle = rollCycle.toCycle(queueIndex);
         if (cycle != index.lastCycle()) {
             index.cycleStarted(cycle, seq, queueIndex);
+        }
+    }
+
+    /** After a failed write the appender's context is not reusable ("a header inside a header"): the next write gets a new one. */
+    private void dropAppender() {
+        ExcerptAppender a = appender;
+        appender = null;
+        if (a != null) {
+            try {
+                a.close();
+            } catch (RuntimeException | Error ignored) {
+                // a new appender finds the queue's end by itself
+            }
         }
     }
 

@@ -58,12 +58,19 @@ final class Log implements AutoCloseable {
 
     /** Opens (creating when asked and missing) the log in {@code dir}; null when absent and not creating. */
     static Log open(String ws, String name, Path dir, LogConfig config, HeadSignal headSignal, boolean create) {
+        return open(ws, name, dir, config, headSignal, create, io.strand.core.DiskSpace.unlimited(dir));
+    }
+
+    /** As above; creating the log's files and every append claim their space from {@code disk} first. */
+    static Log open(String ws, String name, Path dir, LogConfig config, HeadSignal headSignal, boolean create,
+                    io.strand.core.DiskSpace disk) {
         try {
             long created;
             if (exists(dir)) {
                 Path meta = dir.resolve("meta.json");
                 created = Files.isRegularFile(meta) ? Json.MAPPER.readTree(meta.toFile()).path("created").asLong() : 0;
             } else if (create) {
+                disk.require(HotLog.NEW_FILE_BYTES, "creating log " + ws + "/" + name);
                 Files.createDirectories(dir);
                 created = System.currentTimeMillis();
                 ObjectNode meta = Json.MAPPER.createObjectNode().put("created", created).put("format", 1);
@@ -72,12 +79,16 @@ final class Log implements AutoCloseable {
             } else {
                 return null;
             }
-            HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config);
+            HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config, null, disk);
             Log log = new Log(ws, name, dir, hot, headSignal, created);
             log.restoreState();
             headSignal.publish(hot.lastSeq());
             return log;
         } catch (IOException e) {
+            StrandException full = disk.outOfSpace(e, "creating log " + ws + "/" + name);
+            if (full != null) {
+                throw full;
+            }
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot open log " + ws + "/" + name + ": " + e.getMessage(),
                     Map.of(), e);
         }

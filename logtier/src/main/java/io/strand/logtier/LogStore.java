@@ -37,6 +37,8 @@ public final class LogStore implements AutoCloseable {
     static final byte WAL_DELETE = 2;
     private final LogConfig config;
     private final Writers writers;
+    /** Claimed from before a log's files are created and before each append touches its queue. */
+    private final io.strand.core.DiskSpace disk;
     /** A closed, unused log's slot is forgotten only this long after its last lookup (see {@link LogSlot#forgettable}). */
     static final Duration FORGET_SLOTS_AFTER = Duration.ofSeconds(60);
     private volatile long forgetAfterNanos = FORGET_SLOTS_AFTER.toNanos();
@@ -49,7 +51,13 @@ public final class LogStore implements AutoCloseable {
 
 
     public LogStore(LogConfig config, Writers writers) {
+        this(config, writers, io.strand.core.DiskSpace.of(config.dataDir(), io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES));
+    }
+
+    /** As above, with the data directory's free-space guard shared with the other stores. */
+    public LogStore(LogConfig config, Writers writers, io.strand.core.DiskSpace disk) {
         this.config = config;
+        this.disk = disk;
         this.writers = writers;
         try {
             Files.createDirectories(config.logsDir());
@@ -566,7 +574,7 @@ public final class LogStore implements AutoCloseable {
 
         synchronized Log acquire(boolean create) {
             if (log == null) {
-                log = Log.open(ws, name, dir, config, signal, create);
+                log = Log.open(ws, name, dir, config, signal, create, disk);
                 if (log == null) {
                     return null;
                 }

@@ -53,6 +53,9 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-connections-per-ip", description = "Open connections from one address past which new ones get 429 "
             + "(default 0 = no cap, as behind a proxy; env STRAND_MAX_CONNECTIONS_PER_IP).")
     Integer maxConnectionsPerIp;
+    @Option(names = "--min-free-disk", description = "Free space the data directory keeps: writes past it get 507 storage_full "
+            + "and health's diskSpace check goes DOWN (default 64m; 512k, 64m, 2g; env STRAND_MIN_FREE_DISK).")
+    String minFreeDisk;
 
     @Override
     public Integer call() throws Exception {
@@ -75,6 +78,7 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_IDLE_TIMEOUT", idleTimeout);
         put(values, "STRAND_MAX_CONNECTIONS", maxConnections);
         put(values, "STRAND_MAX_CONNECTIONS_PER_IP", maxConnectionsPerIp);
+        put(values, "STRAND_MIN_FREE_DISK", minFreeDisk);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

@@ -22,13 +22,19 @@ public final class TestServer implements AutoCloseable {
     }
 
     public static TestServer start(Path dataDir, Map<String, String> extra, Authenticator auth) {
+        return start(dataDir, extra, auth, null);
+    }
+
+    /** As above, free disk space read from {@code freeSpace} when not null (a simulated full disk). */
+    public static TestServer start(Path dataDir, Map<String, String> extra, Authenticator auth,
+                                   io.strand.core.DiskSpace.FreeSpace freeSpace) {
         Map<String, String> values = new HashMap<>();
         values.put("STRAND_PORT", "0");
         values.put("STRAND_DATA", dataDir.toString());
         values.put("STRAND_DURABILITY", "os");
         values.put("STRAND_DOC_CAPACITY", "20000");
         values.putAll(extra);
-        return new TestServer(new StrandServer(ServerConfig.from(values), auth).start());
+        return new TestServer(new StrandServer(ServerConfig.from(values), auth, freeSpace).start());
     }
 
     public String url() {
