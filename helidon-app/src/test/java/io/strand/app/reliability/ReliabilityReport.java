@@ -76,7 +76,9 @@ public final class ReliabilityReport implements ParameterResolver, AfterTestExec
         Scenario s = m.getAnnotation(Scenario.class);
         String base = s != null ? s.value() : c.getRequiredTestClass().getSimpleName() + "." + m.getName();
         boolean invocation = c.getParent().flatMap(ExtensionContext::getTestMethod).isPresent();
-        return invocation ? base + " (" + c.getDisplayName().replaceFirst("^\\[\\d+]\\s*", "") + ")" : base;
+        // "[1] fsync", or with JUnit 6's quoting of strings "[1] durability = \"fsync\"": keep the bare value
+        String argument = c.getDisplayName().replaceFirst("^\\[\\d+]\\s*", "").replaceFirst("^\\w+ = ", "").replace("\"", "");
+        return invocation ? base + " (" + argument + ")" : base;
     }
 
     private static String firstLine(Throwable t) {
