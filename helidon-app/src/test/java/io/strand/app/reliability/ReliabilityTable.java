@@ -13,7 +13,7 @@ import org.junit.platform.launcher.LauncherSessionListener;
 /**
  * Prints the reliability table when a test run ends (runs on the launcher's thread, once at the start
  * and once at the end of a session). At the start it clears the rows of an earlier run; at the end, if
- * any {@link FaultTest} wrote a row, it prints them all as one Markdown table on stdout and writes the
+ * any {@link FaultTest} wrote a row, it prints them all, by scenario name, as one Markdown table on stdout and writes the
  * same table next to the rows ({@code table.md}). Registered through
  * {@code META-INF/services/org.junit.platform.launcher.LauncherSessionListener}; the build runs
  * the integration tests in one fork, so one session sees every row.
@@ -38,13 +38,16 @@ public final class ReliabilityTable implements LauncherSessionListener {
             return;
         }
         try {
-            List<String[]> table = new ArrayList<>();
-            table.add(HEADER);
+            List<String[]> body = new ArrayList<>();
             for (String line : Files.readAllLines(rows, StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
-                    table.add(line.split("\t", -1));
+                    body.add(line.split("\t", -1));
                 }
             }
+            body.sort(java.util.Comparator.comparing(r -> r[0])); // by scenario, so related rows sit together
+            List<String[]> table = new ArrayList<>();
+            table.add(HEADER);
+            table.addAll(body);
             String text = render(table);
             Files.writeString(rows.resolveSibling("table.md"), text, StandardCharsets.UTF_8);
             System.out.println();
