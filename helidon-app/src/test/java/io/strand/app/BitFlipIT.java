@@ -78,7 +78,7 @@ class BitFlipIT {
         try {
             child = ServerProcess.start(dir, args, List.of());
         } catch (IOException refused) {
-            row.runs(1).operations(20).acknowledged(20).corruptions(1, 1).note("start refused");
+            row.runs(1).operations(20).acknowledged(20).corruptions(1, 1).note("start refused: " + corruptionIn(refused));
             return;
         }
         try (child) {
@@ -142,7 +142,7 @@ class BitFlipIT {
         try {
             child = ServerProcess.start(dir, args, List.of());
         } catch (IOException refused) {
-            row.corruptions(1, 1).note("start refused");
+            row.corruptions(1, 1).note("start refused: " + corruptionIn(refused));
             return 1;
         }
         try (child) {
@@ -183,6 +183,22 @@ class BitFlipIT {
             assertEquals(0, duplicated);
             return detected;
         }
+    }
+
+    /** The line of a refused start that names the corruption; a start refused for another reason fails the test. */
+    private static String corruptionIn(IOException refused) {
+        String output = String.valueOf(refused.getMessage());
+        System.out.println("BitFlipIT start refused: " + output);
+        for (String line : output.split("\n")) {
+            String l = line.toLowerCase(java.util.Locale.ROOT);
+            if (l.contains("corrupt") || l.contains("checksum")) {
+                String reason = line.trim();
+                int exception = reason.indexOf("Exception: ");
+                reason = exception < 0 ? reason : reason.substring(exception + "Exception: ".length());
+                return reason.length() > 100 ? reason.substring(0, 100) + "…" : reason;
+            }
+        }
+        throw new AssertionError("the server refused to start, but not naming the corruption", refused);
     }
 
     /**
