@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
  * can SIGKILL it and benchmarks can load it from another process.
  */
 public final class ServerProcess implements AutoCloseable {
+    private static final int OUTPUT_TAIL_LINES = 40;
     public final Process process;
     public final String url;
 
@@ -41,6 +42,7 @@ public final class ServerProcess implements AutoCloseable {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> url = new CompletableFuture<>();
+        java.util.ArrayDeque<String> tail = new java.util.ArrayDeque<>(); // the last lines, to say why a start failed
         Thread.ofVirtual().start(() -> {
             try {
                 String line;
@@ -48,11 +50,18 @@ public final class ServerProcess implements AutoCloseable {
                     if (line.startsWith("strand listening on ")) {
                         url.complete(line.substring("strand listening on ".length()).trim());
                     }
+                    if (!url.isDone()) {
+                        if (tail.size() == OUTPUT_TAIL_LINES) {
+                            tail.removeFirst();
+                        }
+                        tail.addLast(line);
+                    }
                 }
             } catch (IOException ignored) {
                 // the child died
             }
-            url.completeExceptionally(new IOException("child exited before listening"));
+            url.completeExceptionally(new IOException("child exited before listening; its last output:\n"
+                    + String.join("\n", tail)));
         });
         try {
             return new ServerProcess(p, url.get(60, TimeUnit.SECONDS));

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.FaultTest;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
@@ -31,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the damaged segments detected, and nothing else.
  */
 @Timeout(90)
+@FaultTest
 class ColdCorruptionIT {
     private static final String WS = "rot";
     private static final String LOG = "l";
@@ -42,7 +46,8 @@ class ColdCorruptionIT {
     }
 
     @Test
-    void flippedAndTruncatedSegmentsShouldFailReadsNamingThemAndBeReportedByVerify() throws Exception {
+    @Scenario("bit flip + truncation in cold segments")
+    void flippedAndTruncatedSegmentsShouldFailReadsNamingThemAndBeReportedByVerify(ReliabilityRow row) throws Exception {
         try (TestServer server = TestServer.start(dir, ColdLogs.settings(2_000))) {
             Http http = server.http;
             for (int b = 0; b < 40; b++) { // 20,000 entries over ~3 s, so rolled hot files get dropped
@@ -104,6 +109,7 @@ class ColdCorruptionIT {
             assertEquals(Map.of(flipped.key(), "corrupt", truncated.key(), "size"), kindByKey,
                     "exactly the two damaged segments are reported: " + report);
             assertEquals(0, report.get("orphans").size(), report.toString());
+            row.runs(1).corruptions(kindByKey.size(), 2).note("reads fail 500 corrupt naming the segment; cold/verify lists both");
         }
     }
 

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.FaultTest;
+import io.strand.app.reliability.ReliabilityReport;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import java.nio.file.Path;
@@ -27,8 +31,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * dense, with no entry twice and exact content; the roll completes; and once orphans (an upload
  * no manifest names) are cleared, {@code cold/verify} is clean.
  */
-@Timeout(120)
+@Timeout(600)
+@FaultTest
 class ColdCrashIT {
+    private static final int LOOPS = ReliabilityReport.loops(1, 3);
     private static final String WS = "crash";
     private static final String LOG = "rolled";
     private static final int HOT_MAX = 2_000;
@@ -39,9 +45,22 @@ class ColdCrashIT {
     @TempDir
     Path dir;
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"roll.afterUpload", "roll.afterVerify", "roll.afterManifest"})
-    void aCrashAtEachRollStepShouldLoseAndDuplicateNothing(String failpoint) throws Exception {
+    @Scenario("kill at a roll step")
+    void aCrashAtEachRollStepShouldLoseAndDuplicateNothing(String failpoint, ReliabilityRow row) throws Exception {
+        long sent = 0;
+        long acknowledged = 0;
+        for (int loop = 0; loop < LOOPS; loop++) {
+            long[] counts = crashAndCheck(dir.resolve("run-" + loop), failpoint);
+            sent += counts[0];
+            acknowledged += counts[1];
+            row.runs(loop + 1).operations(sent).acknowledged(acknowledged).history(0, 0, 0); // checkEverything passed
+        }
+    }
+
+    /** One kill at {@code failpoint} and the checks after it, in a fresh data dir; returns {batches sent, acknowledged}. */
+    private long[] crashAndCheck(Path dir, String failpoint) throws Exception {
         Map<Long, Long> acked = new HashMap<>(); // batch number -> firstSeq
         long batches = 0;
         try (ServerProcess child = ServerProcess.start(dir, ARGS, List.of("-Dstrand.failpoint=" + failpoint))) {
@@ -87,6 +106,7 @@ class ColdCrashIT {
             Http.Reply more = http.post(ColdLogs.logPath(WS, LOG) + "/entries", batch(batches));
             assertEquals(head + 1, more.json().get("firstSeq").asLong(), more.body());
         }
+        return new long[] {batches, acked.size()};
     }
 
     /** Batch {@code b}: {@code {"b":b,"i":0..99}}. */

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.FaultTest;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
 import java.nio.file.Path;
@@ -15,12 +18,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** SPEC §2: at most N sockets per workspace (close 4029 past it), counted per workspace, freed on close. */
 @Timeout(120)
+@FaultTest
 class ConnectionCapIT {
     @TempDir
     Path dir;
 
     @Test
-    void aSocketPastTheWorkspaceCapShouldBeClosedWith4029AndTheSlotFreedOnClose() throws Exception {
+    @Scenario("sockets past the workspace cap")
+    void aSocketPastTheWorkspaceCapShouldBeClosedWith4029AndTheSlotFreedOnClose(ReliabilityRow row) throws Exception {
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_MAX_CONNECTIONS_PER_WORKSPACE", "2"))) {
             WsClient a = WsClient.connect(server.wsUrl("acme"));
             WsClient b = WsClient.connect(server.wsUrl("acme"));
@@ -38,6 +43,7 @@ class ConnectionCapIT {
                 assertAccepted(d);
             }
             b.close();
+            row.runs(1).operations(5).note("the 3rd socket of a workspace capped at 2 closed 4029; slot freed on close");
         }
     }
 

@@ -3,6 +3,10 @@ package io.strand.app;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.FaultTest;
+import io.strand.app.reliability.ReliabilityReport;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.Http;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,18 +22,22 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * kill -9 during acknowledged incr and put, 10 times: the counter equals the acknowledged count
  * plus at most the requests in flight at the kill, every acknowledged put is there, and reopening
- * never hangs (each start has a hard timeout).
+ * never hangs (each start has a hard timeout). For the reliability table, an increment below the
+ * acknowledged count or a put older than the acknowledged one counts as lost, a counter above
+ * acknowledged + in flight as duplicated.
  */
-@Timeout(300)
+@Timeout(900)
+@FaultTest
 class DocCrashIT {
-    private static final int LOOPS = 10;
+    private static final int LOOPS = ReliabilityReport.loops(4, 15);
     private static final int CLIENTS = 4;
 
     @TempDir
     Path dir;
 
     @Test
-    void acknowledgedDocChangesShouldSurviveKillNine() throws Exception {
+    @Scenario("kill -9 during doc incr and put (fsync)")
+    void acknowledgedDocChangesShouldSurviveKillNine(ReliabilityRow row) throws Exception {
         long seed = System.nanoTime();
         System.out.println("DocCrashIT seed " + seed);
         Random random = new Random(seed);
@@ -37,12 +45,19 @@ class DocCrashIT {
         long maybeApplied = 0;
         AtomicLongArray ackedPut = new AtomicLongArray(CLIENTS);
         AtomicLongArray sentPut = new AtomicLongArray(CLIENTS);
+        AtomicLong sent = new AtomicLong();
+        AtomicLong ackedCount = new AtomicLong();
+        long lost = 0;
+        long duplicated = 0;
         List<String> args = List.of("--durability", "fsync", "--doc-capacity", "10000", "--auth", "false");
         for (int loop = 0; loop <= LOOPS; loop++) {
             ServerProcess child = ServerProcess.start(dir, args, List.of());
             Http http = new Http(child.url, null);
             long counter = http.get("/v1/ws/crash/docs/ctr").status() == 404 ? 0
                     : http.get("/v1/ws/crash/docs/ctr").json().get("value").get("n").asLong();
+            lost += Math.max(0, ackedIncrs.get() - counter);
+            duplicated += Math.max(0, counter - (ackedIncrs.get() + maybeApplied));
+            row.runs(loop).operations(sent.get()).acknowledged(ackedCount.get()).history(lost, duplicated);
             assertTrue(counter >= ackedIncrs.get() && counter <= ackedIncrs.get() + maybeApplied,
                     "loop " + loop + ": counter " + counter + " outside [" + ackedIncrs.get() + ", " + (ackedIncrs.get() + maybeApplied) + "]");
             ackedIncrs.set(counter); // unacknowledged increments that did land now count as done
@@ -51,6 +66,8 @@ class DocCrashIT {
                 if (ackedPut.get(c) > 0) {
                     JsonNode doc = http.get("/v1/ws/crash/docs/p-" + c).json();
                     long k = doc.get("value").get("k").asLong();
+                    lost += k < ackedPut.get(c) ? 1 : 0;
+                    row.history(lost, duplicated);
                     assertTrue(k >= ackedPut.get(c) && k <= sentPut.get(c), "loop " + loop + ": put p-" + c + " = " + k
                             + ", acked " + ackedPut.get(c) + ", sent " + sentPut.get(c));
                 }
@@ -68,16 +85,20 @@ class DocCrashIT {
                     while (running.get()) {
                         try {
                             inFlight.incrementAndGet();
+                            sent.incrementAndGet();
                             Http.Reply r = http.post("/v1/ws/crash/docs/ctr/incr", "{\"path\":\"n\",\"delta\":1}");
                             if (r.status() == 200) {
                                 ackedIncrs.incrementAndGet();
+                                ackedCount.incrementAndGet();
                                 inFlight.decrementAndGet();
                             }
                             long k = sentPut.get(client) + 1;
                             sentPut.set(client, k);
+                            sent.incrementAndGet();
                             Http.Reply p = http.put("/v1/ws/crash/docs/p-" + client, "{\"value\":{\"k\":" + k + "}}");
                             if (p.status() == 200) {
                                 ackedPut.set(client, k);
+                                ackedCount.incrementAndGet();
                             }
                         } catch (RuntimeException e) {
                             return; // killed under us: that request is in doubt
