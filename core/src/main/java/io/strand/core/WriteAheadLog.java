@@ -384,6 +384,7 @@ public final class WriteAheadLog implements AutoCloseable {
 
         /** Writes one group's records and returns once they are on disk. */
         public void write(Batch batch) throws IOException {
+            FailPoints.ioError("wal.write");
             ByteBuffer group = batch.buffer;
             int n = group.position();
             if (current == null || position + n > current.size()) {

@@ -2,6 +2,7 @@ package io.strand.core;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -132,9 +133,14 @@ class WriteAheadLogTest {
         }
     }
 
-    /** A write-ahead write that fails (here: the channel closed under it by an interrupt) fails its group and every later one, and is reported. */
+    /**
+     * A write-ahead write that fails (here: the channel closed under it by an interrupt) leaves its
+     * group's turns applied in memory but not durable: each is answered {@code outcome_unknown},
+     * retryable. Every later write is refused without running (so a refusal changed nothing), and
+     * the failure is reported.
+     */
     @Test
-    void aFailedWriteShouldFailItsGroupAndEveryLaterOneAndBeReported() {
+    void aFailedWriteShouldAnswerOutcomeUnknownAndRefuseEveryLaterWriteWithoutRunningIt() {
         try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
             writers.submit("a", c -> {
                 c.log(TYPE, new byte[] {1});
@@ -147,13 +153,22 @@ class WriteAheadLogTest {
                 return null;
             });
             CompletionException e = assertThrows(CompletionException.class, broken::join);
-            assertEquals(ErrorCode.UNAVAILABLE, ((StrandException) e.getCause()).code());
+            StrandException unknown = (StrandException) e.getCause();
+            assertEquals(ErrorCode.OUTCOME_UNKNOWN, unknown.code());
+            assertEquals(true, unknown.extras().get("retryable"));
+            assertTrue(unknown.getMessage().contains("producerId/producerSeq"), unknown.getMessage());
+            java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
             CompletableFuture<Object> later = writers.submit("a", c -> {
+                ran.set(true);
                 c.log(TYPE, new byte[] {3});
                 return null;
             });
-            assertThrows(CompletionException.class, later::join, "a later group built on the lost one is never acknowledged");
-            assertTrue(writers.failure().orElseThrow().startsWith("t-writer-0: write could not be made durable"),
+            CompletionException refused = assertThrows(CompletionException.class, later::join,
+                    "a later group built on the lost one is never acknowledged");
+            assertEquals(ErrorCode.UNAVAILABLE, ((StrandException) refused.getCause()).code());
+            assertEquals(true, ((StrandException) refused.getCause()).extras().get("retryable"));
+            assertFalse(ran.get(), "a refused write never ran, so it changed nothing");
+            assertTrue(writers.failure().orElseThrow().startsWith("t-writer-0: the write may or may not have been applied"),
                     writers.failure().orElseThrow());
         }
     }
