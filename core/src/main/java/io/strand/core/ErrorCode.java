@@ -33,6 +33,12 @@ public enum ErrorCode {
     INTERNAL("internal", 500),
     NOT_IMPLEMENTED("not_implemented", 501),
     UNAVAILABLE("unavailable", 503),
+    /**
+     * The write ran but could not be made durable: it may be present after a restart or not. Retry
+     * with {@code producerId}/{@code producerSeq} (appends) or {@code expectVersion} (docs) so a write
+     * that did land is not applied twice. Carries {@code "retryable":true}.
+     */
+    OUTCOME_UNKNOWN("outcome_unknown", 503),
     COLD_UNAVAILABLE("cold_unavailable", 503),
     HTTP_VERSION_NOT_SUPPORTED("http_version_not_supported", 505),
     STORAGE_FULL("storage_full", 507),
