@@ -33,7 +33,8 @@ public record ServerConfig(
         int maxSubscriptionsPerSocket,
         Duration heartbeat,
         boolean auth,
-        long docCapacity) {
+        long docCapacity,
+        Duration dsLongPollTimeout) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -53,7 +54,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
-            Map.entry("STRAND_DOC_CAPACITY", "200000"));
+            Map.entry("STRAND_DOC_CAPACITY", "200000"),
+            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"));
 
     public ServerConfig {
         if (port < 0 || port > 65535) {
@@ -69,6 +71,9 @@ public record ServerConfig(
             }
         }
         LogConfig.rollCycleNamed(hotRollCycle); // validates
+        if (dsLongPollTimeout.isNegative() || dsLongPollTimeout.isZero()) {
+            throw new IllegalArgumentException("--ds-long-poll-timeout must be positive");
+        }
     }
 
     /** Settings from {@code values} (environment-style keys), falling back to {@link #DEFAULTS}. */
@@ -98,7 +103,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
-                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")));
+                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
+                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")));
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */

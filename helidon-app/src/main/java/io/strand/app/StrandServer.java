@@ -11,6 +11,9 @@ import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.AuthFilter;
 import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
+import io.strand.app.ds.DsCors;
+import io.strand.app.ds.DsHttp;
+import io.strand.app.ds.DsRegistry;
 import io.strand.app.http.AdminHttp;
 import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
@@ -46,6 +49,7 @@ public final class StrandServer implements AutoCloseable {
     private final LogStore logs;
     private final DocStore docs;
     private final DocApi docApi;
+    private final DsRegistry dsRegistry;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
@@ -74,6 +78,7 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
         metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
+        this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
         writers.recover(); // both stores registered their replayers; nothing is served before this
@@ -159,12 +164,14 @@ public final class StrandServer implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
-        routing.addFilter(new AuthFilter(s.authenticator))
+        routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
+                .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", new ColdHttp(s.logs, io, s.audit))
                 .register("/v1", new DocsHttp(s.docApi, io))
                 .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit))
                 .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
+                .any("/ds/*", new DsHttp(s.logs, s.dsRegistry, s.config.maxBodyBytes(), s.config.dsLongPollTimeout()))
                 .any("/v1/*", (req, res) -> HttpIo.error(res, unrouted(req.path().rawPath(), req.path().path(),
                         req.prologue().method().text())))
                 .error(Throwable.class, (req, res, t) -> HttpIo.error(res, t));

@@ -38,6 +38,9 @@ final class ServeCommand implements Callable<Integer> {
     Boolean auth;
     @Option(names = "--hot-roll-cycle", description = "Hot file cycle: hourly (default), daily, five-minutely, minutely, secondly (tests).")
     String hotRollCycle;
+    @Option(names = "--ds-long-poll-timeout",
+            description = "How long a Durable Streams long-poll waits for data (default 20s; env STRAND_DS_LONG_POLL_TIMEOUT).")
+    String dsLongPollTimeout;
 
     @Override
     public Integer call() throws Exception {
@@ -55,6 +58,7 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
         put(values, "STRAND_AUTH", auth);
         put(values, "STRAND_HOT_ROLL_CYCLE", hotRollCycle);
+        put(values, "STRAND_DS_LONG_POLL_TIMEOUT", dsLongPollTimeout);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

@@ -13,9 +13,9 @@ import io.helidon.webserver.http.RoutingResponse;
 import java.util.Set;
 
 /**
- * Authenticates every {@code /v1} request in one place: the bearer token (header, or
+ * Authenticates every {@code /v1} and {@code /ds} (Durable Streams) request in one place: the bearer token (header, or
  * {@code ?token=} for browsers) becomes a {@link Principal} in the request context, and a path
- * under {@code /v1/ws/{ws}} needs at least read (GET) or rw (other methods) on that workspace;
+ * under {@code /v1/ws/{ws}} or {@code /ds/{ws}} needs at least read (GET) or rw (other methods) on that workspace;
  * routes then check the exact scope. Health and metrics stay open. Stateless.
  */
 public final class AuthFilter implements Filter {
@@ -28,7 +28,7 @@ public final class AuthFilter implements Filter {
 
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
-        if (!req.path().path().startsWith("/v1/")) {
+        if (!req.path().path().startsWith("/v1/") && !req.path().path().startsWith("/ds/")) {
             chain.proceed();
             return;
         }
@@ -56,11 +56,12 @@ public final class AuthFilter implements Filter {
      * exact scope (a log delete needs admin).
      */
     static String workspaceOf(String path) {
-        if (!path.startsWith("/v1/ws/")) {
+        int start = path.startsWith("/v1/ws/") ? 7 : path.startsWith("/ds/") ? 4 : -1;
+        if (start < 0) {
             return null;
         }
-        int end = path.indexOf('/', 7);
-        String ws = end < 0 ? path.substring(7) : path.substring(7, end);
+        int end = path.indexOf('/', start);
+        String ws = end < 0 ? path.substring(start) : path.substring(start, end);
         return Names.isWorkspace(ws) || Names.SYSTEM_WORKSPACE.equals(ws) ? ws : null;
     }
 
