@@ -168,7 +168,7 @@ public final class StrandServer implements AutoCloseable {
                 .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", new ColdHttp(s.logs, io, s.audit))
                 .register("/v1", new DocsHttp(s.docApi, io))
-                .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit))
+                .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit, s.dsRegistry::annotate))
                 .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 .any("/ds/*", new DsHttp(s.logs, s.dsRegistry, s.config.maxBodyBytes(), s.config.dsLongPollTimeout()))

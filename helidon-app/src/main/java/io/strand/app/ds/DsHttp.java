@@ -13,6 +13,7 @@ import io.strand.core.ErrorCode;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
+import io.strand.logtier.AppendResult;
 import io.strand.logtier.LogInfo;
 import io.strand.logtier.LogStore;
 import io.strand.logtier.LogWatch;
@@ -228,7 +229,7 @@ public final class DsHttp implements Handler {
             registry.add(s);
             long head;
             try {
-                head = appendAll(s, entries, head(s));
+                head = appendAll(s, entries, head(s), null).head;
                 if (close) {
                     s.closed = true;
                     registry.save(s);
@@ -301,7 +302,7 @@ public final class DsHttp implements Handler {
         }
         registry.add(fork);
         try {
-            appendAll(fork, prefix, 0);
+            appendAll(fork, prefix, 0, null);
             src.forks++;
             registry.save(src);
         } catch (RuntimeException e) {
@@ -385,7 +386,15 @@ public final class DsHttp implements Handler {
             }
             List<byte[]> entries = DsEntries.encode(s.json(), body, false);
             checkSizes(entries);
-            long head = appendAll(s, entries, head(s));
+            Appended appended = appendAll(s, entries, head(s), producer);
+            long head = appended.head;
+            if (appended.replayed) { // acknowledged before a crash lost the row's producer state: a duplicate
+                s.producers.put(producer.id, new long[] {producer.epoch, producer.seq});
+                registry.save(s);
+                producerHeaders(res, producer.epoch, producer.seq);
+                res.status(Status.NO_CONTENT_204).send();
+                return;
+            }
             boolean changed = false;
             if (producer != null) {
                 s.producers.put(producer.id, new long[] {producer.epoch, producer.seq});
@@ -502,9 +511,19 @@ public final class DsHttp implements Handler {
         }
     }
 
-    /** Appends in batches within the log's limits; returns the head after (or {@code head} when there was nothing). */
-    private long appendAll(DsStream s, List<byte[]> entries, long head) {
+    /** The head after an append, and whether the log had already applied it (a producer retry). */
+    record Appended(long head, boolean replayed) {
+    }
+
+    /**
+     * Appends in batches within the log's limits. A producer append's last batch carries the
+     * native producer pair ({@code ds <id> <epoch>}, seq): the log stores it with the batch, so
+     * a retry of an append acknowledged just before a crash (which the stream's row may not
+     * show yet) is recognised by the log as a duplicate instead of being appended twice.
+     */
+    private Appended appendAll(DsStream s, List<byte[]> entries, long head, Producer producer) {
         int i = 0;
+        boolean replayed = false;
         while (i < entries.size()) {
             List<byte[]> batch = new ArrayList<>();
             long bytes = 0;
@@ -515,9 +534,15 @@ public final class DsHttp implements Handler {
             }
             List<String> keys = new ArrayList<>(batch.size());
             batch.forEach(b -> keys.add(null));
-            head = logs.append(s.ws, s.logName, new AppendRequest(batch, keys, null, null, null)).join().lastSeq();
+            boolean last = i == entries.size();
+            AppendRequest req = last && producer != null
+                    ? new AppendRequest(batch, keys, null, "ds " + producer.id + " " + producer.epoch, producer.seq)
+                    : new AppendRequest(batch, keys, null, null, null);
+            AppendResult r = logs.append(s.ws, s.logName, req).join();
+            head = Math.max(head, r.lastSeq());
+            replayed = r.duplicate();
         }
-        return head;
+        return new Appended(head, replayed);
     }
 
     // ---------------------------------------------------------------- DELETE / HEAD

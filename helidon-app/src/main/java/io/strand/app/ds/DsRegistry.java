@@ -63,16 +63,13 @@ public final class DsRegistry {
         return byPath.get(key(ws, path));
     }
 
-    /** The DS stream a native log holds, or null for a log that is not one. */
-    public String pathOfLog(String ws, String log) {
+    /** Adds {@code dsPath} and {@code contentType} to a native log's info when the log holds a DS stream. */
+    public void annotate(String ws, String log, com.fasterxml.jackson.databind.node.ObjectNode info) {
         DsStream s = byLog.get(key(ws, log));
-        return s == null ? null : s.path;
-    }
-
-    /** The content type of the DS stream a native log holds, or null. */
-    public String contentTypeOfLog(String ws, String log) {
-        DsStream s = byLog.get(key(ws, log));
-        return s == null ? null : s.contentType;
+        if (s != null) {
+            info.put("dsPath", s.path);
+            info.put("contentType", s.contentType);
+        }
     }
 
     Collection<DsStream> all() {
