@@ -50,6 +50,7 @@ public final class StrandServer implements AutoCloseable {
     private final DocStore docs;
     private final DocApi docApi;
     private final DsRegistry dsRegistry;
+    private final DsHttp dsHttp;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
@@ -79,6 +80,7 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
         this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
+        this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
         writers.recover(); // both stores registered their replayers; nothing is served before this
@@ -105,7 +107,9 @@ public final class StrandServer implements AutoCloseable {
         this.server = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
-                .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
+                // the services refuse past maxBodyBytes with a JSON 413, reading at most maxBodyBytes+1; Durable
+                // Streams reads and drops up to DRAIN_LIMIT more first, so browsers see the 413 instead of a reset
+                .maxPayloadSize(config.maxBodyBytes() + DsHttp.DRAIN_LIMIT)
                 .shutdownHook(false)
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
                 .addFeature(ObserveFeature.just(health(writers), MetricsObserver.create()))
@@ -171,7 +175,7 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit, s.dsRegistry::annotate))
                 .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
-                .any("/ds/*", new DsHttp(s.logs, s.dsRegistry, s.config.maxBodyBytes(), s.config.dsLongPollTimeout()))
+                .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, unrouted(req.path().rawPath(), req.path().path(),
                         req.prologue().method().text())))
                 .error(Throwable.class, (req, res, t) -> HttpIo.error(res, t));
@@ -203,6 +207,7 @@ public final class StrandServer implements AutoCloseable {
     public void close() {
         sockets.close();
         server.stop();
+        dsHttp.close();
         writers.close();
         logs.close();
         docs.close();

@@ -28,7 +28,7 @@ public final class AuthFilter implements Filter {
 
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
-        if (!req.path().path().startsWith("/v1/") && !req.path().path().startsWith("/ds/")) {
+        if (!req.path().path().startsWith("/v1/") && !req.path().path().startsWith("/ds/") || wakeCallback(req.path().path())) {
             chain.proceed();
             return;
         }
@@ -63,6 +63,18 @@ public final class AuthFilter implements Filter {
         int end = path.indexOf('/', start);
         String ws = end < 0 ? path.substring(start) : path.substring(start, end);
         return Names.isWorkspace(ws) || Names.SYSTEM_WORKSPACE.equals(ws) ? ws : null;
+    }
+
+    /**
+     * Durable Streams wake callbacks ({@code …/__ds/subscriptions/{id}/callback|ack|release})
+     * carry the wake's own token, which the subscription checks, and the JWKS is public.
+     */
+    static boolean wakeCallback(String path) {
+        if (!path.startsWith("/ds/") || !path.contains("/__ds/")) {
+            return false;
+        }
+        return path.endsWith("/__ds/jwks.json") || path.contains("/__ds/subscriptions/")
+                && (path.endsWith("/callback") || path.endsWith("/ack") || path.endsWith("/release"));
     }
 
     static String token(RoutingRequest req) {

@@ -51,7 +51,7 @@ public final class DsHttp implements Handler {
     /** Longest single wait for the head: closure and deletes are noticed within this. */
     private static final long WAIT_SLICE_MS = 100;
     /** Bodies above the limit but below this are read and discarded before the 413, so clients see the answer. */
-    private static final long DRAIN_LIMIT = 64L << 20;
+    public static final long DRAIN_LIMIT = 64L << 20;
     private static final Pattern DECIMAL = Pattern.compile("0|[1-9][0-9]{0,15}");
     private static final long MAX_SAFE = (1L << 53) - 1;
     private static final int BATCH_ENTRIES = 1000;
@@ -61,12 +61,46 @@ public final class DsHttp implements Handler {
     private final DsRegistry registry;
     private final long maxBodyBytes;
     private final long longPollMillis;
+    private final DsSubscriptions subscriptions;
 
     public DsHttp(LogStore logs, DsRegistry registry, long maxBodyBytes, Duration longPollTimeout) {
         this.logs = logs;
         this.registry = registry;
         this.maxBodyBytes = maxBodyBytes;
         this.longPollMillis = longPollTimeout.toMillis();
+        this.subscriptions = new DsSubscriptions(this::tailOffset, this::appendWake);
+    }
+
+    /** Stops the subscriptions' timers and webhook client. */
+    public void close() {
+        subscriptions.close();
+    }
+
+    /** A stream's tail offset, the start offset when it does not exist (subscriptions compare acks with it). */
+    private String tailOffset(String ws, String path) {
+        DsStream s = registry.find(ws, path);
+        if (s == null || s.softDeleted || s.expired(System.currentTimeMillis())) {
+            return DsSubscriptions.ZERO;
+        }
+        return DsOffset.after(head(s)).toString();
+    }
+
+    /** Appends a pull-wake event to a wake stream; false when it does not exist or is closed. */
+    private boolean appendWake(String ws, String path, byte[] json) {
+        DsStream s = registry.find(ws, path);
+        if (s == null || s.softDeleted) {
+            return false;
+        }
+        s.lock.lock();
+        try {
+            if (s.closed || registry.find(ws, path) != s) {
+                return false;
+            }
+            appendAll(s, DsEntries.encode(s.json(), json, false), head(s), null);
+            return true;
+        } finally {
+            s.lock.unlock();
+        }
     }
 
     /** A request's workspace and decoded stream path. */
@@ -76,6 +110,9 @@ public final class DsHttp implements Handler {
     @Override
     public void handle(ServerRequest req, ServerResponse res) {
         try {
+            if (control(req, res)) {
+                return;
+            }
             Target t = target(req.path().rawPath());
             Method m = req.prologue().method();
             if (m == Method.GET) {
@@ -100,6 +137,105 @@ public final class DsHttp implements Handler {
             if (!res.isSent()) {
                 HttpIo.error(res, e);
             }
+        }
+    }
+
+    // ---------------------------------------------------------------- reserved control APIs (__ds)
+
+    /**
+     * Serves {@code /ds/{ws}/{root…}/__ds/…} (subscriptions and their JWKS); false for any other
+     * path. Streams a subscription names are relative to {@code root}.
+     */
+    private boolean control(ServerRequest req, ServerResponse res) {
+        String raw = req.path().rawPath();
+        String rest = raw.substring("/ds/".length());
+        int slash = rest.indexOf('/');
+        if (slash <= 0) {
+            return false;
+        }
+        String[] segs = rest.substring(slash + 1).split("/", -1);
+        int at = Arrays.asList(segs).indexOf("__ds");
+        if (at < 0) {
+            return false;
+        }
+        String ws = Names.workspace(decode(rest.substring(0, slash)));
+        String rawRoot = String.join("/", Arrays.copyOfRange(segs, 0, at));
+        String root = at == 0 ? "" : streamPath(rawRoot);
+        List<String> tail = Arrays.asList(Arrays.copyOfRange(segs, at + 1, segs.length));
+        Method m = req.prologue().method();
+        String base = "http://" + req.headers().first(HeaderNames.HOST).orElse("localhost") + "/ds/" + rest.substring(0, slash)
+                + (rawRoot.isEmpty() ? "" : "/" + rawRoot);
+        try {
+            if (tail.equals(List.of("jwks.json")) && m == Method.GET) {
+                res.header(HeaderNames.CONTENT_TYPE, "application/jwk-set+json");
+                res.header(HeaderNames.CACHE_CONTROL, "public, max-age=300");
+                res.status(Status.OK_200).send(io.strand.core.Json.bytes(subscriptions.jwks()));
+                return true;
+            }
+            if (tail.size() < 2 || !tail.getFirst().equals("subscriptions") || tail.get(1).isEmpty()) {
+                throw new DsSubscriptions.Failure(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
+            }
+            String id = decode(tail.get(1));
+            List<String> action = tail.subList(2, tail.size());
+            if (action.isEmpty() && m == Method.PUT) {
+                HttpIo.require(req, ws, Scope.RW);
+                var created = subscriptions.createOrConfirm(ws, root, id, jsonBody(req), base,
+                        (w, r) -> registry.all().stream().filter(s -> s.ws.equals(w) && !s.softDeleted)
+                                .map(s -> r.isEmpty() ? s.path : s.path.startsWith(r + "/") ? s.path.substring(r.length() + 1) : null)
+                                .filter(Objects::nonNull).toList());
+                HttpIo.send(res, created.getKey() ? 201 : 200, io.strand.core.Json.bytes(created.getValue()));
+            } else if (action.isEmpty() && m == Method.GET) {
+                HttpIo.require(req, ws, Scope.READ);
+                HttpIo.send(res, 200, io.strand.core.Json.bytes(subscriptions.get(ws, root, id)));
+            } else if (action.isEmpty() && m == Method.DELETE) {
+                HttpIo.require(req, ws, Scope.RW);
+                subscriptions.delete(ws, root, id);
+                res.status(Status.NO_CONTENT_204).send();
+            } else if (action.equals(List.of("streams")) && m == Method.POST) {
+                HttpIo.require(req, ws, Scope.RW);
+                subscriptions.addStreams(ws, root, id, jsonBody(req));
+                res.status(Status.NO_CONTENT_204).send();
+            } else if (action.size() > 1 && action.getFirst().equals("streams") && m == Method.DELETE) {
+                HttpIo.require(req, ws, Scope.RW);
+                subscriptions.removeStream(ws, root, id, decode(String.join("/", action.subList(1, action.size()))));
+                res.status(Status.NO_CONTENT_204).send();
+            } else if (action.equals(List.of("claim")) && m == Method.POST) {
+                HttpIo.require(req, ws, Scope.RW);
+                HttpIo.send(res, 200, io.strand.core.Json.bytes(subscriptions.claim(ws, root, id, jsonBody(req))));
+            } else if (action.equals(List.of("callback")) && m == Method.POST) {
+                HttpIo.send(res, 200, io.strand.core.Json.bytes(subscriptions.callback(ws, root, id, wakeToken(req), jsonBody(req))));
+            } else if (action.equals(List.of("ack")) && m == Method.POST) {
+                HttpIo.send(res, 200, io.strand.core.Json.bytes(subscriptions.ack(ws, root, id, wakeToken(req), jsonBody(req))));
+            } else if (action.equals(List.of("release")) && m == Method.POST) {
+                subscriptions.release(ws, root, id, wakeToken(req), jsonBody(req));
+                res.status(Status.NO_CONTENT_204).send();
+            } else {
+                throw new DsSubscriptions.Failure(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
+            }
+        } catch (DsSubscriptions.Failure f) {
+            HttpIo.send(res, f.status, io.strand.core.Json.bytes(f.body()));
+        }
+        return true;
+    }
+
+    /** The wake's callback token: callbacks authenticate with it instead of a Strand token. */
+    private static String wakeToken(ServerRequest req) {
+        String v = header(req, HeaderNames.AUTHORIZATION);
+        if (v == null || !v.startsWith("Bearer ")) {
+            throw new DsSubscriptions.Failure(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
+        }
+        return v.substring(7);
+    }
+
+    private com.fasterxml.jackson.databind.JsonNode jsonBody(ServerRequest req) {
+        byte[] b = body(req);
+        if (b.length == 0) {
+            return io.strand.core.Json.MAPPER.createObjectNode();
+        }
+        try {
+            return io.strand.core.Json.parse(b);
+        } catch (RuntimeException e) {
+            throw new DsSubscriptions.Failure(400, "INVALID_REQUEST", "Invalid JSON body");
         }
     }
 
@@ -242,6 +378,7 @@ public final class DsHttp implements Handler {
             res.header(HeaderNames.LOCATION, location(req));
             res.status(Status.CREATED_201).send();
         }
+        subscriptions.onAppend(t.ws, t.path);
     }
 
     private static String forkPoint(DsOffset at, long sub) {
@@ -428,6 +565,9 @@ public final class DsHttp implements Handler {
         if (close) {
             wake(s);
         }
+        if (body.length > 0) {
+            subscriptions.onAppend(t.ws, t.path);
+        }
     }
 
     /** DS idempotent-producer headers: all three or none. */
@@ -574,6 +714,7 @@ public final class DsHttp implements Handler {
         registry.remove(s);
         logs.delete(s.ws, s.logName);
         wake(s);
+        subscriptions.onDelete(s.ws, s.path);
         if (s.forkedFrom != null) {
             DsStream src = registry.find(s.ws, s.forkedFrom);
             if (src != null) {
