@@ -277,4 +277,26 @@ class DsIT {
         assertEquals(0, send("GET", s + "?offset=-1", (String) null).body().length);
         assertNull(header(again, "Stream-Closed"));
     }
+
+    @Test
+    void nativeLogShouldReadAsAJsonStreamUnderLogAndRefuseWrites() throws Exception {
+        String log = "native-" + IDS.incrementAndGet();
+        assertEquals(200, server.http.post("/v1/ws/acme/logs/" + log + "/entries",
+                "{\"entries\":[{\"data\":{\"n\":1}},{\"data\":\"two\"}]}").status());
+        HttpResponse<byte[]> read = send("GET", "/ds/acme/_log/" + log + "?offset=-1", (String) null);
+        assertEquals(200, read.statusCode(), text(read));
+        assertEquals("[{\"n\":1},\"two\"]", text(read));
+        assertEquals("0000000000000002_0000000000000000", header(read, "Stream-Next-Offset"), "DS offsets are native seqs");
+        CompletableFuture<HttpResponse<byte[]>> poll = CompletableFuture.supplyAsync(() -> send("GET",
+                "/ds/acme/_log/" + log + "?offset=" + header(read, "Stream-Next-Offset") + "&live=long-poll", (String) null));
+        server.http.post("/v1/ws/acme/logs/" + log + "/entries", "{\"data\":3}");
+        HttpResponse<byte[]> r = poll.get(10, TimeUnit.SECONDS);
+        if (r.statusCode() == 204) { // the poll ended before the append landed
+            r = send("GET", "/ds/acme/_log/" + log + "?offset=" + header(read, "Stream-Next-Offset"), (String) null);
+        }
+        assertEquals("[3]", text(r));
+        assertEquals(405, send("POST", "/ds/acme/_log/" + log, "[1]", "Content-Type", "application/json").statusCode());
+        assertEquals(405, send("DELETE", "/ds/acme/_log/" + log, (String) null).statusCode());
+        assertEquals(404, send("GET", "/ds/acme/_log/no-such-log?offset=-1", (String) null).statusCode());
+    }
 }

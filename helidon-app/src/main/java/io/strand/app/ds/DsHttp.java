@@ -55,6 +55,8 @@ public final class DsHttp implements Handler {
     private static final Pattern DECIMAL = Pattern.compile("0|[1-9][0-9]{0,15}");
     private static final long MAX_SAFE = (1L << 53) - 1;
     private static final int BATCH_ENTRIES = 1000;
+    /** {@code _log/{name}}: native log {@code name}, read-only, as a JSON stream. */
+    private static final String NATIVE_PREFIX = "_log/";
     private static final long BATCH_BYTES = 3L << 20;
 
     private final LogStore logs;
@@ -121,6 +123,9 @@ public final class DsHttp implements Handler {
             } else if (m == Method.HEAD) {
                 HttpIo.require(req, t.ws, Scope.READ);
                 head(res, t);
+            } else if (t.path.startsWith(NATIVE_PREFIX)) {
+                throw new StrandException(ErrorCode.METHOD_NOT_ALLOWED, "native logs are read-only through Durable Streams; "
+                        + "append over /v1 or the socket");
             } else if (m == Method.PUT) {
                 HttpIo.require(req, t.ws, Scope.RW);
                 put(req, res, t);
@@ -282,6 +287,13 @@ public final class DsHttp implements Handler {
 
     /** A stream that may be used now: 404 when absent or expired (expiring it), 410 when deleted but kept for its forks. */
     private DsStream live(Target t) {
+        if (t.path.startsWith(NATIVE_PREFIX)) {
+            String log = t.path.substring(NATIVE_PREFIX.length());
+            if (!Names.isObject(log) || logs.info(t.ws, log).isEmpty()) {
+                throw StrandException.notFound("log '" + log + "' does not exist in workspace '" + t.ws + "'");
+            }
+            return DsStream.nativeView(t.ws, t.path, log);
+        }
         DsStream s = registry.find(t.ws, t.path);
         if (s != null && s.expired(System.currentTimeMillis())) {
             expire(s);
@@ -861,6 +873,9 @@ public final class DsHttp implements Handler {
     }
 
     private boolean gone(DsStream s) {
+        if (s.nativeView) {
+            return logs.info(s.ws, s.logName).isEmpty();
+        }
         return registry.find(s.ws, s.path) != s || s.softDeleted;
     }
 

@@ -38,9 +38,22 @@ final class DsStream {
     int forks;
     volatile boolean softDeleted;
     volatile long lastAccessMs;
+    /** True for the read-only view of a native log ({@code _log/{name}}): no row, never closed, never expires. */
+    final boolean nativeView;
 
     DsStream(String ws, String path, String logName, long createdMs, String contentType, Long ttlSeconds,
              Instant expiresAt, String forkedFrom) {
+        this(ws, path, logName, createdMs, contentType, ttlSeconds, expiresAt, forkedFrom, false);
+    }
+
+    /** The read-only DS view of native log {@code log}: its entries are JSON, so it reads as a JSON stream. */
+    static DsStream nativeView(String ws, String path, String log) {
+        return new DsStream(ws, path, log, 0, "application/json", null, null, null, true);
+    }
+
+    private DsStream(String ws, String path, String logName, long createdMs, String contentType, Long ttlSeconds,
+             Instant expiresAt, String forkedFrom, boolean nativeView) {
+        this.nativeView = nativeView;
         this.ws = ws;
         this.path = path;
         this.logName = logName;
