@@ -10,6 +10,7 @@ import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.auth.Scope;
 import io.strand.app.http.HttpIo;
 import io.strand.core.ErrorCode;
+import io.strand.core.FailPoints;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
@@ -536,6 +537,7 @@ public final class DsHttp implements Handler {
             List<byte[]> entries = DsEntries.encode(s.json(), body, false);
             checkSizes(entries);
             Appended appended = appendAll(s, entries, head(s), producer);
+            FailPoints.hit("ds.afterAppend"); // the log has the append, the stream's row not yet its producer state
             long head = appended.head;
             if (appended.replayed) { // acknowledged before a crash lost the row's producer state: a duplicate
                 s.producers.put(producer.id, new long[] {producer.epoch, producer.seq});
