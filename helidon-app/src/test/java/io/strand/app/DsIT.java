@@ -299,4 +299,29 @@ class DsIT {
         assertEquals(405, send("DELETE", "/ds/acme/_log/" + log, (String) null).statusCode());
         assertEquals(404, send("GET", "/ds/acme/_log/no-such-log?offset=-1", (String) null).statusCode());
     }
+
+    /** The native log holding DS stream {@code dsUrlPath}, or null. */
+    static String logOf(String dsUrlPath) {
+        for (JsonNode n : Json.parse(send("GET", "/v1/ws/acme/logs?limit=1000", (String) null).body()).get("logs")) {
+            JsonNode info = Json.parse(send("GET", "/v1/ws/acme/logs/" + n.asText(), (String) null).body());
+            if (dsUrlPath.substring("/ds/acme/".length()).equals(info.path("dsPath").asText())) {
+                return n.asText();
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void expiredStreamShouldBeDeletedEvenWhenNobodyTouchesItAgain() throws Exception {
+        String s = fresh("ttl");
+        assertEquals(201, send("PUT", s, "short-lived", "Content-Type", "text/plain", "Stream-TTL", "1").statusCode());
+        String log = logOf(s);
+        assertTrue(log != null, "the stream has a native log");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (send("GET", "/v1/ws/acme/logs/" + log, (String) null).statusCode() != 404) {
+            assertTrue(System.nanoTime() < deadline, "the expired stream's log was never deleted");
+            TimeUnit.MILLISECONDS.sleep(100); // polling with a deadline
+        }
+        assertEquals(404, send("HEAD", s, (String) null).statusCode());
+    }
 }

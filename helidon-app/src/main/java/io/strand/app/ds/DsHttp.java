@@ -34,6 +34,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -65,6 +66,13 @@ public final class DsHttp implements Handler {
     private final long maxBodyBytes;
     private final long longPollMillis;
     private final DsSubscriptions subscriptions;
+    /** Expired streams are deleted within about this long even when no request touches them. */
+    private static final long SWEEP_MILLIS = 1000;
+    private final java.util.concurrent.ScheduledExecutorService sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "ds-expiry");
+        t.setDaemon(true);
+        return t;
+    });
 
     public DsHttp(LogStore logs, DsRegistry registry, long maxBodyBytes, Duration longPollTimeout) {
         this.logs = logs;
@@ -72,11 +80,32 @@ public final class DsHttp implements Handler {
         this.maxBodyBytes = maxBodyBytes;
         this.longPollMillis = longPollTimeout.toMillis();
         this.subscriptions = new DsSubscriptions(this::tailOffset, this::appendWake);
+        this.sweeper.scheduleWithFixedDelay(this::sweepExpired, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** Stops the subscriptions' timers and webhook client. */
+    /** Stops the expiry sweeper and the subscriptions' timers and webhook client. */
     public void close() {
+        sweeper.shutdownNow();
         subscriptions.close();
+    }
+
+    /**
+     * Deletes streams past their TTL or Expires-At that nobody touched since (requests expire the
+     * ones they touch themselves); the {@code ds-expiry} thread's turn. A failure is logged and
+     * retried on the next turn.
+     */
+    private void sweepExpired() {
+        long now = System.currentTimeMillis();
+        for (DsStream s : registry.all()) {
+            try {
+                if (!s.softDeleted && s.expired(now)) {
+                    expire(s);
+                }
+            } catch (RuntimeException e) {
+                System.getLogger("strand.ds").log(System.Logger.Level.WARNING, "cannot delete expired stream " + s.ws + "/"
+                        + s.path + ": " + e.getMessage());
+            }
+        }
     }
 
     /** A stream's tail offset, the start offset when it does not exist (subscriptions compare acks with it). */
@@ -373,19 +402,21 @@ public final class DsHttp implements Handler {
                     ? new DsStream(t.ws, t.path, DsRegistry.newLogName(), System.currentTimeMillis(),
                     ct == null ? "application/octet-stream" : ct, ttl, expiresAt, null)
                     : fork(t, ct, ttl, expiresAt, sourcePath(t.ws, forkFrom), forkAt, sub);
-            List<byte[]> entries = DsEntries.encode(s.json(), body, true);
-            checkSizes(entries);
-            registry.add(s);
             long head;
-            try {
+            try { // the row is the commit point: a crash before it leaves only an unnamed ds-… log
+                List<byte[]> entries = DsEntries.encode(s.json(), body, true);
+                checkSizes(entries);
                 head = appendAll(s, entries, head(s), null).head;
-                if (close) {
-                    s.closed = true;
-                    registry.save(s);
-                }
+                s.closed = close;
+                registry.add(s);
             } catch (RuntimeException e) {
-                remove(s);
+                logs.delete(s.ws, s.logName);
                 throw e;
+            }
+            if (s.forkedFrom != null) {
+                DsStream src = registry.find(s.ws, s.forkedFrom);
+                src.forks++;
+                registry.save(src);
             }
             describe(res, s, head);
             res.header(HeaderNames.LOCATION, location(req));
@@ -441,22 +472,28 @@ public final class DsHttp implements Handler {
                 ct == null ? src.contentType : ct, inheritExpiry ? src.ttlSeconds : ttl,
                 inheritExpiry ? src.expiresAt : expiresAt, srcPath);
         fork.forkPoint = forkPoint(at, sub);
-        List<byte[]> prefix = new ArrayList<>();
-        logs.readChunk(src.ws, src.logName, 1, Integer.MAX_VALUE, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> {
-            if (seq <= upTo) {
-                prefix.add(Arrays.copyOfRange(data, offset, offset + length));
-            }
-        });
-        if (sub > 0) {
-            prefix.addAll(subOffsetEntries(src, upTo, sub));
-        }
-        registry.add(fork);
+        List<byte[]> partial = sub > 0 ? subOffsetEntries(src, upTo, sub) : List.of(); // validated before anything is written
         try {
-            appendAll(fork, prefix, 0, null);
-            src.forks++;
-            registry.save(src);
+            long from = 1;
+            while (from <= upTo) { // copy in batches: the source's cold segments stream through, never all in memory
+                List<byte[]> batch = new ArrayList<>();
+                long[] last = {from - 1};
+                logs.readChunk(src.ws, src.logName, from, BATCH_ENTRIES, BATCH_BYTES, (seq, ts, key, data, offset, length) -> {
+                    if (seq <= upTo) {
+                        batch.add(Arrays.copyOfRange(data, offset, offset + length));
+                        last[0] = seq;
+                    }
+                });
+                if (batch.isEmpty()) {
+                    throw new StrandException(ErrorCode.UNAVAILABLE, "fork source '" + srcPath + "' ended at seq " + last[0]
+                            + " before the fork offset " + upTo);
+                }
+                appendAll(fork, batch, 0, null);
+                from = last[0] + 1;
+            }
+            appendAll(fork, partial, 0, null);
         } catch (RuntimeException e) {
-            remove(fork);
+            logs.delete(fork.ws, fork.logName);
             throw e;
         }
         return fork;
