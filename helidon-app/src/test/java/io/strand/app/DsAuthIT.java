@@ -102,4 +102,21 @@ class DsAuthIT {
         assertEquals(204, r.statusCode());
         assertEquals("*", r.headers().firstValue("Access-Control-Allow-Origin").orElse(null));
     }
+
+    @Test
+    void subscriptionRoutesShouldNeedAStrandTokenWhileWakeCallbacksCarryTheirOwn() {
+        String sub = "/ds/acme/root/__ds/subscriptions/s1";
+        String body = "{\"type\":\"pull-wake\",\"pattern\":\"events/*\",\"wake_stream\":\"wake\"}";
+        assertEquals(401, send("PUT", sub, null, body).statusCode());
+        assertEquals(403, send("PUT", sub, read, body).statusCode());
+        assertEquals(201, send("PUT", sub, rw, body).statusCode());
+        assertEquals(401, send("GET", sub, null, null).statusCode());
+        HttpResponse<String> forged = send("POST", sub + "/ack", "forged.token", "{\"wake_id\":\"w\",\"generation\":1}");
+        assertEquals(401, forged.statusCode());
+        assertEquals("TOKEN_INVALID", io.strand.core.Json.parse(forged.body()).path("error").path("code").asText(),
+                "the subscription, not Strand's filter, refused the wake token");
+        assertEquals(401, send("DELETE", sub + "/streams/x/callback", null, null).statusCode(),
+                "a path that only ends like a callback still needs a Strand token");
+        assertEquals(200, send("GET", "/ds/acme/root/__ds/jwks.json", null, null).statusCode());
+    }
 }
