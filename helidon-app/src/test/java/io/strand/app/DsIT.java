@@ -324,4 +324,24 @@ class DsIT {
         }
         assertEquals(404, send("HEAD", s, (String) null).statusCode());
     }
+
+    @Test
+    void forkShouldCopyUpToItsOffsetAndStayIdempotentWhenItInheritsItsSourcesTtl() {
+        String src = fresh("fork-src");
+        HttpResponse<byte[]> created = send("PUT", src, "a", "Content-Type", "text/plain", "Stream-TTL", "3600");
+        send("POST", src, "b", "Content-Type", "text/plain");
+        String fork = fresh("fork");
+        String[] headers = {"Content-Type", "text/plain", "Stream-Forked-From", src.substring("/ds/acme".length()),
+                "Stream-Fork-Offset", header(created, "Stream-Next-Offset")};
+        assertEquals(201, send("PUT", fork, (String) null, headers).statusCode());
+        assertEquals(200, send("PUT", fork, (String) null, headers).statusCode(), "the same fork again is idempotent");
+        assertEquals("3600", header(send("HEAD", fork, (String) null), "Stream-TTL"), "the fork inherits its source's TTL");
+        send("POST", fork, "c", "Content-Type", "text/plain");
+        assertEquals("ac", text(send("GET", fork + "?offset=-1", (String) null)));
+        assertEquals("ab", text(send("GET", src + "?offset=-1", (String) null)));
+        assertEquals(204, send("DELETE", src, (String) null).statusCode());
+        assertEquals(410, send("GET", src + "?offset=-1", (String) null).statusCode(), "kept, soft-deleted, while a fork lives");
+        assertEquals(204, send("DELETE", fork, (String) null).statusCode());
+        assertEquals(404, send("GET", src + "?offset=-1", (String) null).statusCode(), "collected with its last fork");
+    }
 }

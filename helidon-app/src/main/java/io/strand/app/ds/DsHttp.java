@@ -385,12 +385,12 @@ public final class DsHttp implements Handler {
                     throw new StrandException(ErrorCode.STREAM_CONFLICT, "stream '" + t.path + "' was deleted and is kept for its forks");
                 }
                 String point = forkFrom == null ? null : forkPoint(forkAt, sub);
+                boolean inherited = forkFrom != null && ttl == null && expiresAt == null; // a fork's expiry may come from its source
                 boolean same = (ct == null || Objects.equals(DsStream.normalize(ct), DsStream.normalize(existing.contentType)))
-                        && Objects.equals(ttl, existing.ttlSeconds) && Objects.equals(expiresAt, existing.expiresAt)
+                        && (inherited || Objects.equals(ttl, existing.ttlSeconds) && Objects.equals(expiresAt, existing.expiresAt))
                         && close == existing.closed
                         && Objects.equals(forkFrom == null ? null : sourcePath(t.ws, forkFrom), existing.forkedFrom)
-                        && (forkFrom == null || forkAt == null || Objects.equals(point, existing.forkPoint))
-                        && (forkFrom != null || existing.forkedFrom == null || true);
+                        && (forkFrom == null || forkAt == null || Objects.equals(point, existing.forkPoint));
                 if (!same) {
                     throw new StrandException(ErrorCode.STREAM_CONFLICT, "stream '" + t.path + "' exists with a different configuration");
                 }
