@@ -415,8 +415,13 @@ public final class DsHttp implements Handler {
             }
             if (s.forkedFrom != null) {
                 DsStream src = registry.find(s.ws, s.forkedFrom);
-                src.forks++;
-                registry.save(src);
+                src.lock.lock();
+                try {
+                    src.forks++;
+                    registry.save(src);
+                } finally {
+                    src.lock.unlock();
+                }
             }
             describe(res, s, head);
             res.header(HeaderNames.LOCATION, location(req));
@@ -757,26 +762,37 @@ public final class DsHttp implements Handler {
      * workspace's lock.
      */
     private void remove(DsStream s) {
-        if (s.forks > 0) {
-            s.softDeleted = true;
-            registry.save(s);
-            return;
+        s.lock.lock(); // a stream's row changes only under its lock (an append may be saving it right now)
+        try {
+            if (s.forks > 0) {
+                s.softDeleted = true;
+                registry.save(s);
+                return;
+            }
+            registry.remove(s);
+            logs.delete(s.ws, s.logName);
+        } finally {
+            s.lock.unlock();
         }
-        registry.remove(s);
-        logs.delete(s.ws, s.logName);
         wake(s);
         subscriptions.onDelete(s.ws, s.path);
-        if (s.forkedFrom != null) {
-            DsStream src = registry.find(s.ws, s.forkedFrom);
-            if (src != null) {
-                src.forks = Math.max(0, src.forks - 1);
-                if (src.forks == 0 && (src.softDeleted || src.expired(System.currentTimeMillis()))) {
-                    src.softDeleted = false;
-                    remove(src);
-                } else {
-                    registry.save(src);
-                }
+        DsStream src = s.forkedFrom == null ? null : registry.find(s.ws, s.forkedFrom);
+        if (src == null) {
+            return;
+        }
+        boolean collect;
+        src.lock.lock();
+        try {
+            src.forks = Math.max(0, src.forks - 1);
+            collect = src.forks == 0 && (src.softDeleted || src.expired(System.currentTimeMillis()));
+            if (!collect) {
+                registry.save(src);
             }
+        } finally {
+            src.lock.unlock();
+        }
+        if (collect) {
+            remove(src);
         }
     }
 

@@ -87,7 +87,7 @@ public final class DsRegistry {
         return sb.toString();
     }
 
-    /** Registers and persists a new stream; the caller holds the workspace's lock. */
+    /** Registers and persists a new stream; the caller holds the workspace's lock (nobody else sees the stream yet). */
     void add(DsStream s) {
         save(s);
         byPath.put(key(s.ws, s.path), s);
@@ -106,7 +106,7 @@ public final class DsRegistry {
         }
     }
 
-    /** Writes a stream's row durably (temp, fsync, rename, fsync dir). */
+    /** Writes a stream's row durably (temp, fsync, rename, fsync dir); the caller holds the stream's lock. */
     void save(DsStream s) {
         Path file = file(s);
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
