@@ -356,13 +356,32 @@ public final class ColdLog {
 
     /** Removes every object of this log, manifest first, so a crash midway leaves only orphans (re-run to finish). */
     public void deleteAll() {
+        deleteManifest();
+        deleteObjects();
+    }
+
+    /**
+     * Deletes the manifest: from then on the log has no cold part for any reader or roll (readers
+     * trust the manifest, never a listing), and its segment objects are orphans. When this throws,
+     * nothing was deleted.
+     */
+    public void deleteManifest() {
         guard(() -> {
             store.delete(manifestKey);
-            for (ColdStore.ObjectInfo o : store.list(prefix)) {
-                store.delete(o.key());
-            }
             snapshot.set(new ManifestStore.Snapshot(Manifest.empty(ws, log), null));
             return null;
+        });
+    }
+
+    /** Deletes every object under this log's prefix (after {@link #deleteManifest}); returns how many. */
+    public int deleteObjects() {
+        return guard(() -> {
+            int deleted = 0;
+            for (ColdStore.ObjectInfo o : store.list(prefix)) {
+                store.delete(o.key());
+                deleted++;
+            }
+            return deleted;
         });
     }
 

@@ -20,16 +20,21 @@ import java.nio.charset.StandardCharsets;
  * in contention (server profile of contended incr).
  */
 public final class Json {
-    public static final ObjectMapper MAPPER = JsonMapper.builder(JsonFactory.builder()
-                    .streamReadConstraints(StreamReadConstraints.builder()
-                            .maxStringLength(64 * 1024 * 1024).maxNestingDepth(256).build())
-                    .build())
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .build();
+    /** Deepest nesting {@link #parse} accepts from a client (request bodies, frames): {@code 400} beyond it. */
+    public static final int MAX_INPUT_DEPTH = 256;
+    /**
+     * Deepest nesting {@link #parseStored} accepts: Jackson's default write limit
+     * ({@code StreamWriteConstraints.DEFAULT_MAX_DEPTH}), so whatever this server ever wrote reads back.
+     */
+    public static final int MAX_STORED_DEPTH = 1000;
+    private static final int MAX_STRING_LENGTH = 64 * 1024 * 1024;
+
+    public static final ObjectMapper MAPPER = mapper(MAX_INPUT_DEPTH);
 
     /** Tree reads skip {@code ObjectMapper.readTree}'s per-call root-type lookup. */
     private static final ObjectReader TREE_READER = MAPPER.readerFor(JsonNode.class);
+    /** Reads what the server stored itself; the input limit must never make stored data unreadable. */
+    private static final ObjectReader STORED_READER = mapper(MAX_STORED_DEPTH).readerFor(JsonNode.class);
     /**
      * One serializer context per thread for tree writes: {@code ObjectWriter} builds a new one per
      * call, which with the root-type lookup on reads was about 10 % of a doc writer's time.
@@ -38,6 +43,28 @@ public final class Json {
             ThreadLocal.withInitial(MAPPER::getSerializerProviderInstance);
 
     private Json() {
+    }
+
+    private static ObjectMapper mapper(int maxDepth) {
+        return JsonMapper.builder(JsonFactory.builder()
+                        .streamReadConstraints(StreamReadConstraints.builder()
+                                .maxStringLength(MAX_STRING_LENGTH).maxNestingDepth(maxDepth).build())
+                        .build())
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .build();
+    }
+
+    /**
+     * Parses JSON the server wrote itself (a stored doc, a journal record), up to {@link #MAX_STORED_DEPTH}
+     * deep. Unreadable bytes are {@code corrupt}, not a bad request: the client did not send them.
+     */
+    public static JsonNode parseStored(byte[] bytes) {
+        try {
+            return STORED_READER.readTree(bytes);
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.CORRUPT, "stored JSON is unreadable: " + firstLine(e.getMessage()));
+        }
     }
 
     public static JsonNode parse(byte[] bytes) {

@@ -64,6 +64,14 @@ public final class DocStore implements AutoCloseable {
     static final String LOCK_FILE = "docstore.lock";
     /** Largest page of {@link #list}. */
     public static final int MAX_LIST_LIMIT = 1000;
+    /**
+     * Deepest a doc may nest (the root object is level 1; each object or array inside adds one), checked on
+     * the doc a write would produce, inside its turn. Below {@link Json#MAX_INPUT_DEPTH} with room for the
+     * envelopes that carry a doc one or two levels down (a reply {@code {"value":doc}}, an error's
+     * {@code {"error":{"value":doc}}}), so every doc the store accepts can be sent back and parsed by a
+     * client with the same input limit.
+     */
+    public static final int MAX_DEPTH = Json.MAX_INPUT_DEPTH - 8;
 
     private final DocStoreConfig config;
     private final Writers writers;
@@ -170,7 +178,7 @@ public final class DocStore implements AutoCloseable {
                 if (r.version() <= cur.version) {
                     return null;
                 }
-                ObjectNode value = (ObjectNode) Json.MAPPER.readTree(r.json());
+                ObjectNode value = (ObjectNode) Json.parseStored(r.json());
                 p = prepareState(r.key(), ws, doc, cur, r.version(), value, r.json(), List.of());
             }
             commit(commit, p, false);
@@ -210,7 +218,7 @@ public final class DocStore implements AutoCloseable {
         return write(ws, doc, DocMetrics.Kind.PUT, key -> {
             ObjectNode copy = value.deepCopy();
             byte[] json = Json.bytes(copy);
-            checkSize(key, json);
+            checkLimits(key, copy, json);
             return commit -> {
                 Current cur = current(key);
                 checkExpect(key, cur, expectVersion);
@@ -477,7 +485,7 @@ public final class DocStore implements AutoCloseable {
             }
         }
         byte[] json = Json.bytes(value);
-        checkSize(key, json);
+        checkLimits(key, value, json);
         return prepareState(key, ws, doc, cur, cur.version + 1, value, json, results);
     }
 
@@ -528,11 +536,35 @@ public final class DocStore implements AutoCloseable {
         }
     }
 
-    private void checkSize(String key, byte[] json) {
+    /**
+     * Refuses a doc a write would produce if it is too large or nests deeper than {@link #MAX_DEPTH}. Runs on
+     * the whole resulting doc, so a path and a value that pass on their own cannot add up to a doc that
+     * could not be sent back.
+     */
+    private void checkLimits(String key, ObjectNode value, byte[] json) {
         if (json.length > config.maxDocBytes()) {
             throw StrandException.tooLarge("doc '" + key + "' would be " + json.length + " bytes as JSON; the limit is "
                     + config.maxDocBytes());
         }
+        int depth = depth(value);
+        if (depth > MAX_DEPTH) {
+            throw StrandException.badRequest("doc '" + key + "' would nest " + depth + " levels deep; the limit is "
+                    + MAX_DEPTH + " (the root object is level 1, each object or array inside adds one)");
+        }
+    }
+
+    /** {@code node}'s nesting depth: a scalar 0, {@code {}} 1. A doc is at most {@code maxDocBytes}, so the walk is short. */
+    static int depth(JsonNode node) {
+        if (!node.isContainerNode()) {
+            return 0;
+        }
+        int deepest = 0;
+        for (JsonNode child : node) {
+            if (child.isContainerNode()) {
+                deepest = Math.max(deepest, depth(child));
+            }
+        }
+        return deepest + 1;
     }
 
     /** Writes a durable change into the view and the name index. Writer thread, after the group sync. */

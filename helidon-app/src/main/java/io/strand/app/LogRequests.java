@@ -126,6 +126,19 @@ public final class LogRequests {
         return (int) limit;
     }
 
+    /** A query parameter that must be an integer in {@code min..max}; 400 naming the field otherwise. */
+    public static long boundedLong(String text, String field, long min, long max) {
+        try {
+            long v = Long.parseLong(text.trim());
+            if (v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // not an integer: refused below like one out of range
+        }
+        throw StrandException.badRequest("'" + field + "' must be an integer " + min + ".." + max + ", not '" + text + "'");
+    }
+
     static long parseLong(String text, String field) {
         try {
             long v = Long.parseLong(text.trim());

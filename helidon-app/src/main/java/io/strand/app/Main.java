@@ -9,24 +9,81 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * Runs the server: {@code --port 0 --data DIR …} (the SPEC §10 flags) over {@code STRAND_*}
- * environment variables. The {@code strand serve} command of the CLI calls {@link #serve}.
+ * environment variables. An unknown flag is a usage error (exit status 2) that lists the valid ones. The {@code strand serve} command of the CLI calls {@link #serve}.
  */
 public final class Main {
     private Main() {
     }
 
     public static void main(String[] args) throws InterruptedException {
-        Map<String, String> values = new HashMap<>(System.getenv());
+        if (args.length == 1 && ("--help".equals(args[0]) || "-h".equals(args[0]))) {
+            System.out.println(usage());
+            return;
+        }
+        ServerConfig config;
+        try {
+            config = ServerConfig.from(settings(args, System.getenv()));
+        } catch (IllegalArgumentException e) { // UsageError, and a value ServerConfig refuses
+            System.err.println("strand: " + e.getMessage());
+            System.err.flush();
+            System.exit(2);
+            return;
+        }
+        serve(config);
+    }
+
+    /** A command line the server does not understand; the message lists the valid flags. */
+    public static final class UsageError extends IllegalArgumentException {
+        UsageError(String problem) {
+            super(problem + "\n" + usage());
+        }
+    }
+
+    /**
+     * The settings map: {@code env}, overridden by {@code args}. Each {@code --name value} flag is the
+     * setting {@code STRAND_NAME} of {@link ServerConfig#keys()}; a flag without a value (last, or
+     * followed by another flag) means {@code true}.
+     *
+     * @throws UsageError for a flag that is no setting, or an argument that is no flag
+     */
+    public static Map<String, String> settings(String[] args, Map<String, String> env) {
+        Map<String, String> values = new HashMap<>(env);
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument " + a);
+                throw new UsageError("unexpected argument '" + a + "': settings are flags like --port 8080");
             }
-            String key = "STRAND_" + a.substring(2).replace('-', '_').toUpperCase(Locale.ROOT);
+            String key = key(a);
+            if (key == null) {
+                throw new UsageError("unknown flag " + a);
+            }
             boolean flag = i + 1 >= args.length || args[i + 1].startsWith("--");
             values.put(key, flag ? "true" : args[++i]);
         }
-        serve(ServerConfig.from(values));
+        return values;
+    }
+
+    /** The setting a flag names, null when none: flags are lower case, words joined by '-'. */
+    private static String key(String flag) {
+        String name = flag.substring(2);
+        if (name.isEmpty() || !name.equals(name.toLowerCase(Locale.ROOT)) || name.contains("_")) {
+            return null;
+        }
+        String key = "STRAND_" + name.replace('-', '_').toUpperCase(Locale.ROOT);
+        return ServerConfig.keys().contains(key) ? key : null;
+    }
+
+    private static String flag(String key) {
+        return "--" + key.substring("STRAND_".length()).toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    static String usage() {
+        StringBuilder sb = new StringBuilder("usage: strand-server [--flag value]…  (each flag also reads from its STRAND_* variable)\nflags:");
+        for (String key : ServerConfig.keys()) {
+            String def = ServerConfig.DEFAULTS.get(key);
+            sb.append("\n  ").append(flag(key)).append(def == null ? "" : " (default " + def + ")");
+        }
+        return sb.toString();
     }
 
     /**

@@ -57,6 +57,16 @@ public record ServerConfig(
             Map.entry("STRAND_DOC_CAPACITY", "200000"),
             Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"));
 
+    /** Settings with no default: absent means "not set". */
+    private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
+
+    /** Every setting's environment name, sorted: the server's flags are these ({@code STRAND_HOT_MAX_AGE} is {@code --hot-max-age}). */
+    public static java.util.SortedSet<String> keys() {
+        java.util.SortedSet<String> keys = new java.util.TreeSet<>(DEFAULTS.keySet());
+        keys.addAll(OPTIONAL);
+        return keys;
+    }
+
     public ServerConfig {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535, not " + port);

@@ -15,6 +15,7 @@ import io.strand.app.ds.DsCors;
 import io.strand.app.ds.DsHttp;
 import io.strand.app.ds.DsRegistry;
 import io.strand.app.http.AdminHttp;
+import io.strand.app.http.AllowedMethods;
 import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
@@ -168,16 +169,18 @@ public final class StrandServer implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
+        AllowedMethods routes = new AllowedMethods();
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
                 .addFilter(new AuthFilter(s.authenticator))
-                .register("/v1", new ColdHttp(s.logs, io, s.audit))
-                .register("/v1", new DocsHttp(s.docApi, io))
-                .register("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit, s.dsRegistry::annotate))
-                .register("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io))
+                .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
+                .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
+                .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
+                        s.dsRegistry::annotate)))
+                .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 .any("/ds/*", s.dsHttp)
-                .any("/v1/*", (req, res) -> HttpIo.error(res, unrouted(req.path().rawPath(), req.path().path(),
-                        req.prologue().method().text())))
+                .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
+                        unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
                 .error(Throwable.class, (req, res, t) -> HttpIo.error(res, t));
     }
 

@@ -7,6 +7,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
+import io.strand.core.Json;
+import io.strand.docstore.DocPath;
+import io.strand.docstore.DocStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -163,5 +166,55 @@ class DocsIT {
         LogsHttpIT.expect(404, "not_found", http.get("/v1/ws/acme/docs/fresh"));
         JsonNode list = http.get("/v1/ws/acme/docs?limit=1000").json();
         assertTrue(list.get("docs").toString().contains("shape"), list.toString());
+    }
+
+    /** JSON objects nested {@code depth} deep: {@code {"a":{"a":…{}}}}. */
+    static String nested(int depth) {
+        return "{\"a\":".repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
+    }
+
+    /** A path of the most keys a path may have (32). */
+    static final String LONGEST_PATH = String.join(".", java.util.Collections.nCopies(DocPath.MAX_DEPTH, "k"));
+
+    @Test
+    void writesShouldRefuseADocTooDeepToReadBackAndStoredDocsShouldReadBackAfterRestart(@TempDir Path own) {
+        String deep = "/v1/ws/acme/docs/deep";
+        TestServer s = TestServer.start(own, Map.of("STRAND_DURABILITY", "fsync"));
+        try {
+            Http h = s.http;
+            assertEquals(200, h.put(deep, "{\"value\":{\"x\":1}}").status());
+            // the case: a 32-key path and a 254-deep value, each accepted on its own
+            Http.Reply cas = h.post(deep + "/cas", "{\"path\":\"" + LONGEST_PATH + "\",\"value\":" + nested(254) + "}");
+            LogsHttpIT.expect(400, "bad_request", cas);
+            assertTrue(cas.json().path("error").path("message").asText().contains("levels deep"), cas.body());
+            LogsHttpIT.expect(400, "bad_request", h.post(deep + "/apply", "{\"ops\":[{\"op\":\"incr\",\"path\":\"n\",\"delta\":1},"
+                    + "{\"op\":\"set\",\"path\":\"a.b\",\"value\":" + nested(DocStore.MAX_DEPTH - 1) + "}]}"));
+            LogsHttpIT.expect(400, "bad_request", h.put(deep, "{\"value\":" + nested(DocStore.MAX_DEPTH + 1) + "}"));
+            Http.Reply unchanged = h.get(deep);
+            assertEquals(200, unchanged.status(), unchanged.body());
+            assertEquals(1, unchanged.json().get("version").asLong());
+            assertEquals(Json.parse("{\"x\":1}"), unchanged.json().get("value"));
+
+            // exactly at the limit is accepted, and every reply carrying it parses under the input limit
+            Http.Reply atLimit = h.post(deep + "/cas", "{\"path\":\"" + LONGEST_PATH + "\",\"value\":"
+                    + nested(DocStore.MAX_DEPTH - DocPath.MAX_DEPTH) + "}");
+            assertEquals(200, atLimit.status(), atLimit.body());
+            assertEquals(200, h.post(deep + "/incr", "{\"path\":\"n\",\"delta\":1}").status());
+            LogsHttpIT.expect(409, "version_conflict", h.put(deep, "{\"value\":{},\"expectVersion\":1}"));
+        } finally {
+            s.close();
+        }
+        TestServer again = TestServer.start(own, Map.of("STRAND_DURABILITY", "fsync"));
+        try {
+            Http.Reply read = again.http.get(deep);
+            assertEquals(200, read.status(), read.body());
+            assertEquals(3, read.json().get("version").asLong());
+            assertEquals(1, read.json().get("value").get("x").asLong());
+            Http.Reply incr = again.http.post(deep + "/incr", "{\"path\":\"n\",\"delta\":1}");
+            assertEquals(200, incr.status(), incr.body());
+            assertEquals(2, incr.json().get("value").asLong());
+        } finally {
+            again.close();
+        }
     }
 }

@@ -9,6 +9,7 @@ import io.strand.app.testing.RawSocket;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
 import io.strand.core.Json;
+import io.strand.docstore.DocStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -401,4 +402,25 @@ class SocketIT {
         }
     }
 
+
+    @Test
+    void docOpsShouldRefuseADocTooDeepToReadBackAndChangeNothing() {
+        try (WsClient c = WsClient.connect(server.wsUrl("acme"))) {
+            assertTrue(c.reply(c.request("doc.put", "\"doc\":\"deep\",\"value\":{\"x\":1}"), 10_000).get("ok").asBoolean());
+            JsonNode cas = c.reply(c.request("doc.cas", "\"doc\":\"deep\",\"path\":\"" + DocsIT.LONGEST_PATH
+                    + "\",\"value\":" + DocsIT.nested(254)), 10_000);
+            assertEquals("bad_request", cas.path("error").path("code").asText(), cas.toString());
+            JsonNode apply = c.reply(c.request("doc.apply", "\"doc\":\"deep\",\"ops\":[{\"op\":\"set\",\"path\":\"a.b\",\"value\":"
+                    + DocsIT.nested(DocStore.MAX_DEPTH - 1) + "}]"), 10_000);
+            assertEquals("bad_request", apply.path("error").path("code").asText(), apply.toString());
+            JsonNode put = c.reply(c.request("doc.put", "\"doc\":\"deep\",\"value\":" + DocsIT.nested(DocStore.MAX_DEPTH + 1)), 10_000);
+            assertEquals("bad_request", put.path("error").path("code").asText(), put.toString());
+            JsonNode get = c.reply(c.request("doc.get", "\"doc\":\"deep\""), 10_000);
+            assertTrue(get.get("ok").asBoolean(), get.toString());
+            assertEquals(1, get.get("version").asLong(), get.toString());
+            assertEquals(Json.parse("{\"x\":1}"), get.get("value"));
+            JsonNode incr = c.reply(c.request("doc.incr", "\"doc\":\"deep\",\"path\":\"n\",\"delta\":1"), 10_000);
+            assertTrue(incr.get("ok").asBoolean(), incr.toString());
+        }
+    }
 }

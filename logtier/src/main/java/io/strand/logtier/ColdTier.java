@@ -31,10 +31,34 @@ public final class ColdTier implements AutoCloseable {
         return logs.computeIfAbsent(ws + '/' + name, k -> new ColdLog(store, ws, name, cache, config));
     }
 
-    /** Removes every cold object of a log and forgets it. */
-    public void deleteLog(String ws, String name) {
-        log(ws, name).deleteAll();
-        logs.remove(ws + '/' + name);
+    /**
+     * Step 1 of a log delete: deletes the log's manifest, so no reader and no later log of the same
+     * name sees its segments. Throws (cold_unavailable) with nothing deleted when the store fails.
+     */
+    void dropManifest(String ws, String name) {
+        log(ws, name).deleteManifest();
+    }
+
+    /**
+     * Last step of a log delete: removes the segment objects the dropped manifest named, then
+     * forgets the log's cached state. Best effort: what a failing store leaves is an orphan no
+     * reader sees, removed by {@code strand cold orphans}; returns false then.
+     */
+    boolean deleteObjects(String ws, String name) {
+        String key = ws + '/' + name;
+        ColdLog cold = logs.remove(key);
+        if (cold == null) {
+            cold = new ColdLog(store, ws, name, cache, config);
+        }
+        try {
+            cold.deleteObjects();
+            return true;
+        } catch (RuntimeException e) {
+            System.getLogger("strand.cold").log(System.Logger.Level.WARNING, "log " + key + " is deleted but some of its cold"
+                    + " objects under " + cold.prefix() + " are left (orphans no reader sees; `strand cold orphans` removes them): "
+                    + e.getMessage());
+            return false;
+        }
     }
 
     public BlockCache cache() {

@@ -1,7 +1,10 @@
 package io.strand.logtier;
 
 import io.strand.core.Entry;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
 import java.util.List;
+import java.util.zip.CRC32C;
 import net.openhft.chronicle.bytes.Bytes;
 
 /**
@@ -9,24 +12,52 @@ import net.openhft.chronicle.bytes.Bytes;
  * batch becomes visible all at once or not at all (Chronicle publishes an excerpt atomically).
  * A batch of {@code k} entries is followed by {@code k-1} padding excerpts so that every seq owns
  * exactly one queue index: seq → index stays arithmetic within a roll cycle ({@link SeqIndex}).
+ * Stateless.
  *
+ * <p>Format 2 (written since excerpts carry a checksum): every excerpt ends with a CRC32C of all
+ * its bytes before it, kind byte included. Integers are little-endian (Chronicle's byte order),
+ * {@code utf8} is Chronicle's stop-bit length followed by the UTF-8 bytes.
  * <pre>
- * ENTRIES excerpt                         PADDING excerpt
- * byte    kind = 1                        byte  kind = 2
- * long    firstSeq                        long  seq       (the seq this index slot stands for)
- * long    ts (epoch ms, shared by batch)  long  headSeq   (firstSeq of the ENTRIES excerpt)
- * int     count k ≥ 1
- * byte    flags (bit0: producer present)
- * [utf8   producerId, long producerSeq]
- * k × { byte hasKey, [utf8 key], stopbit n, n bytes data (UTF-8 JSON) }
+ * ENTRIES excerpt, format 2                       PADDING excerpt, format 2
+ * offset  size  field                             offset  size  field
+ * 0       1     kind = 3                          0       1     kind = 4
+ * 1       8     firstSeq                          1       8     seq      (the seq this index slot stands for)
+ * 9       8     ts (epoch ms, shared by batch)    9       8     headSeq  (firstSeq of the ENTRIES excerpt)
+ * 17      4     count k ≥ 1                       17      4     crc32c of bytes 0..16
+ * 21      1     flags (bit0: producer present)
+ * 22      …     [utf8 producerId, 8 producerSeq]
+ * …       …     k × { 1 hasKey, [utf8 key], stopbit n, n bytes data (UTF-8 JSON) }
+ * end-4   4     crc32c of bytes 0..end-5
  * </pre>
- * Commit point: the ENTRIES excerpt's header. A crash before it leaves nothing; a crash among the
- * paddings leaves the data whole and {@link HotLog} writes the missing paddings on the next open.
+ * Format 1 (files written before) is the same without the trailing checksum, with kind 1 (ENTRIES)
+ * and 2 (PADDING); it still reads, unchecked. A queue may hold both: the kind byte says which.
+ *
+ * <p>Commit point: the ENTRIES excerpt's Chronicle header, which the queue marks complete only after
+ * every byte above, checksum included, is in place. A crash before it leaves nothing; a crash among
+ * the paddings leaves the data whole and {@link HotLog} writes the missing paddings on the next
+ * open. A power loss (the queue is not forced; the write-ahead log is) can leave a complete header
+ * over pages that never reached the disk: the checksum turns that, like any flipped bit, into a
+ * {@code corrupt} error instead of data.
+ *
+ * <p>Cost: the checksum runs once per excerpt on append and on every read of it (through a small
+ * copy buffer, then {@link CRC32C}, which the JIT makes an intrinsic). A quick measurement (JDK 25,
+ * 2 shared cores under load, best of 6 rounds; entries of 90 B): a 116 B excerpt (one entry) costs
+ * about 90 ns, a 9.1 KiB excerpt (100 entries) about 0.65 µs (~14 GB/s). Against the paths it sits
+ * on: append 1.35 µs per one-entry batch (~6 %) and 124 µs per 100-entry batch (&lt; 1 %); an
+ * in-memory read (replay, pages) 0.21 µs per one-entry batch (up to ~40 %) and 11 µs per
+ * 100-entry batch (~5 %). Only tiny entries read from the page cache notice it.
  */
 final class EntryCodec {
+    /** {@link Header#kind} of a batch, whatever its format; also the format 1 kind byte. */
     static final byte ENTRIES = 1;
+    /** {@link Header#kind} of a padding, whatever its format; also the format 1 kind byte. */
     static final byte PADDING = 2;
+    static final byte ENTRIES_V2 = 3;
+    static final byte PADDING_V2 = 4;
+    static final int CRC_SIZE = 4;
     private static final byte HAS_PRODUCER = 1;
+    /** Largest copy buffer the checksum reads an excerpt through. */
+    private static final int CRC_CHUNK = 8192;
 
     private EntryCodec() {
     }
@@ -38,9 +69,11 @@ final class EntryCodec {
         }
     }
 
+    /** Writes a format 2 ENTRIES excerpt at {@code out}'s write position (which must be readable back, e.g. heap bytes). */
     static void writeEntries(Bytes<?> out, long firstSeq, long ts, List<byte[]> data, List<String> keys,
                              String producerId, long producerSeq) {
-        out.writeByte(ENTRIES);
+        long start = out.writePosition();
+        out.writeByte(ENTRIES_V2);
         out.writeLong(firstSeq);
         out.writeLong(ts);
         out.writeInt(data.size());
@@ -59,24 +92,37 @@ final class EntryCodec {
             out.writeStopBit(d.length);
             out.write(d);
         }
+        out.writeInt(crc32c(out, start, out.writePosition()));
     }
 
+    /** Writes a format 2 PADDING excerpt at {@code out}'s write position (which must be readable back). */
     static void writePadding(Bytes<?> out, long seq, long headSeq) {
-        out.writeByte(PADDING);
+        long start = out.writePosition();
+        out.writeByte(PADDING_V2);
         out.writeLong(seq);
         out.writeLong(headSeq);
+        out.writeInt(crc32c(out, start, out.writePosition()));
     }
 
-    /** Reads the header; for ENTRIES the input is left at the first entry. */
+    /**
+     * Reads the header of the excerpt {@code in} holds (from its read position to its read limit);
+     * for ENTRIES the input is left at the first entry. A format 2 excerpt is checked whole first.
+     *
+     * @throws StrandException {@code CORRUPT} (without seq: the caller knows where it read) when the
+     *         checksum does not match or the kind byte is unknown
+     */
     static Header readHeader(Bytes<?> in) {
+        long start = in.readPosition();
         byte kind = in.readByte();
-        if (kind == PADDING) {
+        if (kind == ENTRIES_V2 || kind == PADDING_V2) {
+            verify(in, start);
+        } else if (kind != ENTRIES && kind != PADDING) {
+            throw damaged("unknown excerpt kind " + kind);
+        }
+        if (kind == PADDING || kind == PADDING_V2) {
             long seq = in.readLong();
             long headSeq = in.readLong();
             return new Header(PADDING, seq, 0, 1, null, 0, headSeq);
-        }
-        if (kind != ENTRIES) {
-            throw new IllegalStateException("unknown excerpt kind " + kind);
         }
         long firstSeq = in.readLong();
         long ts = in.readLong();
@@ -89,6 +135,37 @@ final class EntryCodec {
             producerSeq = in.readLong();
         }
         return new Header(ENTRIES, firstSeq, ts, count, producerId, producerSeq, firstSeq);
+    }
+
+    /** Checks the trailing CRC32C of the format 2 excerpt that starts at {@code start} and ends at the read limit. */
+    private static void verify(Bytes<?> in, long start) {
+        long end = in.readLimit() - CRC_SIZE;
+        if (end <= start) {
+            throw damaged("excerpt of " + (in.readLimit() - start) + " bytes is too short for its checksum");
+        }
+        int stored = in.readInt(end);
+        int actual = crc32c(in, start, end);
+        if (stored != actual) {
+            throw damaged("checksum mismatch over " + (end - start) + " bytes (stored " + Integer.toHexString(stored)
+                    + ", computed " + Integer.toHexString(actual) + ")");
+        }
+    }
+
+    /** CRC32C of {@code in}'s bytes at absolute offsets {@code from..to-1}, read through a small copy buffer. */
+    static int crc32c(Bytes<?> in, long from, long to) {
+        CRC32C crc = new CRC32C();
+        byte[] buf = new byte[(int) Math.min(CRC_CHUNK, to - from)];
+        for (long at = from; at < to; ) {
+            int n = (int) Math.min(buf.length, to - at);
+            in.read(at, buf, 0, n);
+            crc.update(buf, 0, n);
+            at += n;
+        }
+        return (int) crc.getValue();
+    }
+
+    private static StrandException damaged(String what) {
+        return new StrandException(ErrorCode.CORRUPT, what);
     }
 
     /**

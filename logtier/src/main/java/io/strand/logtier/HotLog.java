@@ -6,7 +6,9 @@ import io.strand.core.StrandException;
 import io.strand.core.WriteAheadLog;
 import java.io.File;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.core.time.TimeProvider;
@@ -25,8 +27,14 @@ import net.openhft.chronicle.wire.DocumentContext;
  * The head is always recovered from the queue itself, never from a counter kept beside it.
  * The queue is never forced here: in {@code fsync} mode each append's excerpt is also logged to
  * the {@link io.strand.core.WriteAheadLog}, which replays it into the queue after a power loss.
+ * Every excerpt read is checked against its checksum ({@link EntryCodec}); a damaged one is a
+ * {@code corrupt} error naming the workspace, log and seq, never data.
  */
 final class HotLog implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(HotLog.class.getName());
+    /** Workspace and log this queue belongs to, named in errors; null in tests that open a bare queue. */
+    private final String ws;
+    private final String log;
     private final Path dir;
     private final SingleChronicleQueue queue;
     private final RollCycle rollCycle;
@@ -35,25 +43,35 @@ final class HotLog implements AutoCloseable {
     private ExcerptAppender appender;
     /** The last batch's excerpt as encoded; the writer's scratch (writer thread only). */
     private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
+    /** A padding excerpt as encoded; the writer's scratch (writer thread only). */
+    private final Bytes<?> padding = Bytes.allocateElasticOnHeap(32);
     /** Last seq in the queue; written by the writer, read by anyone. */
     private volatile long lastSeq;
     /** First seq physically in the queue (0 when empty). */
     private volatile long firstSeq;
     private long lastTs;
 
-    private HotLog(Path dir, SingleChronicleQueue queue) {
+    private HotLog(String ws, String log, Path dir, SingleChronicleQueue queue) {
+        this.ws = ws;
+        this.log = log;
         this.dir = dir;
         this.queue = queue;
         this.rollCycle = queue.rollCycle();
         this.cursors = new ReadCursors(queue);
     }
 
-    static HotLog open(Path dir, LogConfig config) {
-        return open(dir, config, null);
+    /** Opens the queue in {@code dir} of log {@code ws}/{@code log}. */
+    static HotLog open(String ws, String log, Path dir, LogConfig config) {
+        return open(ws, log, dir, config, null);
     }
 
-    /** As {@link #open(Path, LogConfig)} with Chronicle's clock replaced (tests roll cycles at will); null = system time. */
+    /** A bare queue for tests, with Chronicle's clock replaced (tests roll cycles at will); null = system time. */
     static HotLog open(Path dir, LogConfig config, TimeProvider time) {
+        return open(null, null, dir, config, time);
+    }
+
+    /** As {@link #open(String, String, Path, LogConfig)} with Chronicle's clock replaced; null = system time. */
+    static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time) {
         File file = dir.toFile();
         SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(file)
                 .rollCycle(config.rollCycle())
@@ -62,14 +80,14 @@ final class HotLog implements AutoCloseable {
             builder.timeProvider(time);
         }
         SingleChronicleQueue queue = builder.build();
-        HotLog log = new HotLog(dir, queue);
+        HotLog hot = new HotLog(ws, log, dir, queue);
         try {
-            log.recover();
+            hot.recover();
         } catch (RuntimeException e) {
             queue.close();
             throw e;
         }
-        return log;
+        return hot;
     }
 
     /** Rebuilds the per-cycle index and the head from the queue, and finishes a batch whose paddings a crash cut short. */
@@ -128,12 +146,31 @@ final class HotLog implements AutoCloseable {
         }
     }
 
-    private static EntryCodec.Header readHeaderAt(ExcerptTailer tailer) {
+    private EntryCodec.Header readHeaderAt(ExcerptTailer tailer) {
         try (DocumentContext dc = tailer.readingDocument()) {
             if (!dc.isPresent()) {
                 return null;
             }
+            return header(dc, 0);
+        }
+    }
+
+    /**
+     * The header of the excerpt {@code dc} holds, its checksum verified. A damaged excerpt is
+     * {@code corrupt} naming the seq its queue index stands for, else {@code seqHint} (the seq the
+     * caller was looking for; 0 = not known).
+     */
+    private EntryCodec.Header header(DocumentContext dc, long seqHint) {
+        try {
             return EntryCodec.readHeader(dc.wire().bytes());
+        } catch (StrandException e) {
+            if (e.code() != ErrorCode.CORRUPT || e.extras().containsKey("seq")) {
+                throw e;
+            }
+            long queueIndex = dc.index();
+            long seq = index.seqOf(rollCycle.toCycle(queueIndex), queueIndex);
+            throw corrupt(seq > 0 ? seq : seqHint, "excerpt at queue index 0x" + Long.toHexString(queueIndex)
+                    + " is damaged: " + e.getMessage());
         }
     }
 
@@ -163,7 +200,7 @@ final class HotLog implements AutoCloseable {
                 if (!dc.isPresent()) {
                     return null;
                 }
-                h = EntryCodec.readHeader(dc.wire().bytes());
+                h = header(dc, seq);
                 dc.rollbackOnClose();
             }
             if (h.kind() == EntryCodec.ENTRIES) {
@@ -180,8 +217,20 @@ final class HotLog implements AutoCloseable {
         throw corrupt(seq, "padding points at another padding");
     }
 
+    /** A {@code corrupt} error naming workspace, log and seq (0 = not known), like the cold tier's. */
     private StrandException corrupt(long seq, String why) {
-        return new StrandException(ErrorCode.CORRUPT, "log queue " + dir + " seq " + seq + ": " + why);
+        Map<String, Object> extras = new LinkedHashMap<>();
+        if (ws != null) {
+            extras.put("ws", ws);
+            extras.put("log", log);
+        }
+        if (seq > 0) {
+            extras.put("seq", seq);
+        }
+        // names the log, not the server's file path: the message goes to clients
+        String name = ws == null ? "queue " + dir : "log " + ws + "/" + log;
+        return new StrandException(ErrorCode.CORRUPT, name + " hot entry " + (seq > 0 ? "seq " + seq : "(seq not known)")
+                + " is corrupt: " + why, extras);
     }
 
     long lastSeq() {
@@ -222,11 +271,18 @@ final class HotLog implements AutoCloseable {
      *         any other batch that does not follow the head is corrupt
      */
     boolean replay(byte[] excerpt) {
-        EntryCodec.Header h = EntryCodec.readHeader(Bytes.wrapForRead(excerpt));
+        EntryCodec.Header h;
+        try {
+            h = EntryCodec.readHeader(Bytes.wrapForRead(excerpt));
+        } catch (StrandException e) {
+            throw e.code() == ErrorCode.CORRUPT ? corrupt(lastSeq + 1, "write-ahead copy of the batch after the head: "
+                    + e.getMessage()) : e;
+        }
         if (h.kind() != EntryCodec.ENTRIES) {
             throw corrupt(h.firstSeq(), "write-ahead record is not a batch");
         }
         if (h.lastSeq() <= lastSeq) {
+            checkStoredCopy(h.firstSeq());
             return false;
         }
         if (lastSeq == 0 && firstSeq == 0 && h.firstSeq() > 1) {
@@ -239,6 +295,39 @@ final class HotLog implements AutoCloseable {
         encoded.write(excerpt);
         appendEncoded(h.firstSeq(), h.count(), Math.max(h.ts(), lastTs));
         return true;
+    }
+
+    /**
+     * Write-ahead replay skips a batch the queue already holds; this checks that the held copy is
+     * intact (checksum, seqs) rather than trusting it unread. A damaged copy cannot be rewritten in
+     * place (Chronicle excerpts are immutable), so it is reported at start-up, naming ws, log and seq,
+     * and start-up goes on: reads of those seqs answer {@code corrupt}, the rest of the log works.
+     * @return false when the copy is damaged
+     */
+    boolean checkStoredCopy(long seq) {
+        if (seq < firstSeq) {
+            return true; // rolled to cold and dropped from the hot files
+        }
+        ReadCursors.Cursor cursor = cursors.borrow(seq); // pooled: replay checks one batch after another
+        boolean known = false;
+        try {
+            cursor.nextSeq = -1;
+            EntryCodec.Header h = moveTo(cursor.tailer, seq);
+            if (h != null) {
+                cursor.nextSeq = h.firstSeq(); // left at the batch's excerpt, unread, as tsOf leaves it
+                known = true;
+            }
+            return true;
+        } catch (StrandException e) {
+            if (e.code() != ErrorCode.CORRUPT) {
+                throw e;
+            }
+            LOG.log(System.Logger.Level.ERROR, "write-ahead replay found the hot copy of a batch damaged (the write-ahead"
+                    + " copy is intact but cannot replace it): " + e.getMessage());
+            return false;
+        } finally {
+            cursors.giveBack(cursor, known);
+        }
     }
 
     private void appendEncoded(long first, int count, long ts) {
@@ -259,8 +348,10 @@ final class HotLog implements AutoCloseable {
 
     private void writePadding(long seq, long headSeq) {
         ExcerptAppender a = appender();
+        padding.clear();
+        EntryCodec.writePadding(padding, seq, headSeq);
         try (DocumentContext dc = a.writingDocument()) {
-            EntryCodec.writePadding(dc.wire().bytes(), seq, headSeq);
+            dc.wire().bytes().write(padding, padding.readPosition(), padding.readRemaining());
         }
         noteIndex(a.lastIndexAppended(), seq);
     }
@@ -329,7 +420,7 @@ final class HotLog implements AutoCloseable {
                 present = dc.isPresent();
                 if (present) {
                     Bytes<?> in = dc.wire().bytes();
-                    EntryCodec.Header h = EntryCodec.readHeader(in);
+                    EntryCodec.Header h = header(dc, next);
                     if (h.kind() == EntryCodec.PADDING || h.lastSeq() < next) {
                         continue; // a padding, or a batch delivered before
                     }
@@ -418,7 +509,17 @@ final class HotLog implements AutoCloseable {
                         return;
                     }
                     Bytes<?> in = dc.wire().bytes();
-                    EntryCodec.Header h = EntryCodec.readHeader(in);
+                    EntryCodec.Header h;
+                    try {
+                        h = header(dc, 0);
+                    } catch (StrandException e) {
+                        if (e.code() != ErrorCode.CORRUPT) {
+                            throw e;
+                        }
+                        // counters only: reads of this excerpt fail with the same error, so it is not hidden
+                        LOG.log(System.Logger.Level.ERROR, "skipping a damaged excerpt while counting: " + e.getMessage());
+                        continue;
+                    }
                     if (h.kind() == EntryCodec.ENTRIES) {
                         visitor.visit(h, EntryCodec.dataBytes(in, h.count()));
                     }
@@ -493,7 +594,7 @@ final class HotLog implements AutoCloseable {
                     if (!dc.isPresent()) {
                         return 0;
                     }
-                    EntryCodec.Header h = EntryCodec.readHeader(dc.wire().bytes());
+                    EntryCodec.Header h = header(dc, 0);
                     if (h.kind() == EntryCodec.ENTRIES) {
                         return h.firstSeq();
                     }

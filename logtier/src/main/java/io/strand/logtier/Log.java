@@ -72,7 +72,7 @@ final class Log implements AutoCloseable {
             } else {
                 return null;
             }
-            HotLog hot = HotLog.open(dir.resolve("queue"), config);
+            HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config);
             Log log = new Log(ws, name, dir, hot, headSignal, created);
             log.restoreState();
             headSignal.publish(hot.lastSeq());

@@ -196,23 +196,36 @@ public final class LogStore implements AutoCloseable {
     }
 
     /**
-     * Removes the log's hot data on the writer, then its cold objects on the calling thread (object
-     * store I/O never runs on a writer); false when it did not exist.
+     * Deletes a log so that an error answer leaves it whole and a retry finishes it; false when it did
+     * not exist. With a cold tier, while no roll runs: (1) the cold manifest is deleted on the calling
+     * thread (object-store I/O never runs on a writer) — if the store fails, this throws
+     * {@code cold_unavailable} with nothing deleted; (2) the hot data and the name go on the writer;
+     * (3) the segment objects are deleted, best effort: leftovers are orphans that no manifest names,
+     * so neither a reader nor a log re-created under the name ever sees them.
      */
     public boolean delete(String ws, String name) {
         Names.workspace(ws);
         Names.object("log", name);
+        ColdTier tier = coldTier;
+        if (tier == null) {
+            return deleteHot(ws, name);
+        }
+        return roller.withoutRolls(() -> {
+            tier.dropManifest(ws, name);
+            boolean existed = deleteHot(ws, name);
+            tier.deleteObjects(ws, name);
+            roller.forget(ws, name);
+            return existed;
+        });
+    }
+
+    /** Removes the log's hot files and name on its workspace's writer (logged ahead, so a restart replays it). */
+    private boolean deleteHot(String ws, String name) {
         LogSlot slot = slot(ws, name);
-        boolean existed = writers.submit(ws, commit -> {
+        return writers.submit(ws, commit -> {
             commit.log(WAL_DELETE, io.strand.core.WriteAheadLog.keyed(ws + '/' + name, new byte[0]));
             return forget(slot);
         }).join();
-        ColdTier tier = coldTier;
-        if (tier != null) {
-            tier.deleteLog(ws, name);
-            roller.forget(ws, name);
-        }
-        return existed;
     }
 
     // ---------------------------------------------------------------- reads

@@ -143,6 +143,16 @@ final class Roller implements AutoCloseable {
      * Rolls what the threshold asks for (or, when {@code everything}, all committed entries but
      * the newest) into segments. Returns the number of entries rolled.
      */
+    /** Runs {@code body} while no roll runs (a log delete: no roll may commit a manifest between its steps). */
+    <T> T withoutRolls(java.util.function.Supplier<T> body) {
+        rolling.lock();
+        try {
+            return body.get();
+        } finally {
+            rolling.unlock();
+        }
+    }
+
     long rollNow(String ws, String name, boolean everything) {
         rolling.lock();
         try {

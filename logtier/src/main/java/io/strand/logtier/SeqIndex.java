@@ -30,6 +30,16 @@ final class SeqIndex {
         return start.firstIndex + (seq - start.firstSeq);
     }
 
+    /** The seq that queue index {@code queueIndex} of {@code cycle} stands for, or -1 when the cycle is not indexed. */
+    long seqOf(int cycle, long queueIndex) {
+        for (CycleStart start : bySeq.values()) {
+            if (start.cycle == cycle) {
+                return queueIndex >= start.firstIndex ? start.firstSeq + (queueIndex - start.firstIndex) : -1;
+            }
+        }
+        return -1;
+    }
+
     /** Forgets the cycles before {@code cycle} (their files were dropped). */
     void dropCyclesBefore(int cycle) {
         bySeq.values().removeIf(c -> c.cycle < cycle);

@@ -109,15 +109,27 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
 
     /** Signs a new token for {@code ws} (a workspace or {@code *}), recorded durably before it is returned. */
     public Minted mint(String ws, Scope scope, long ttlSeconds) {
+        return mint(ws, scope, ttlSeconds, newJti());
+    }
+
+    /** A fresh token id, so a caller can name the token (in the audit log) before {@link #mint(String, Scope, long, String)}. */
+    public static String newJti() {
+        byte[] id = new byte[16];
+        RANDOM.nextBytes(id);
+        return java.util.HexFormat.of().formatHex(id); // hex: a base64url jti may start with '-', which a CLI reads as an option
+    }
+
+    /** As {@link #mint(String, Scope, long)} with the id {@code jti} from {@link #newJti()}. */
+    public Minted mint(String ws, Scope scope, long ttlSeconds, String jti) {
+        if (!TokenJournal.isJti(jti) || journal.find(jti).isPresent()) {
+            throw new IllegalArgumentException("not a fresh token id: " + jti);
+        }
         if (!"*".equals(ws) && !Names.isWorkspace(ws)) {
             throw new StrandException(ErrorCode.INVALID_NAME, "a token is for a workspace or '*', not '" + ws + "'");
         }
         if (ttlSeconds < 1 || ttlSeconds > ROOT_TTL_SECONDS) {
             throw StrandException.badRequest("ttlSeconds must be 1.." + ROOT_TTL_SECONDS + ", not " + ttlSeconds);
         }
-        byte[] id = new byte[16];
-        RANDOM.nextBytes(id);
-        String jti = java.util.HexFormat.of().formatHex(id); // hex: a base64url jti may start with '-', which a CLI reads as an option
         long now = nowSeconds.getAsLong();
         long exp = now + ttlSeconds;
         JWTClaimsSet claims = new JWTClaimsSet.Builder()

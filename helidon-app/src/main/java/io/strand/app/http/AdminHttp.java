@@ -19,8 +19,8 @@ import java.util.Map;
 
 /**
  * Token administration (SPEC §8) under {@code /v1/admin/tokens}: mint for a workspace you administer
- * (only root mints {@code *}), revoke a token of a workspace you administer. Each action is in the
- * audit log before the reply. Stateless; {@code tokens} is null when the server runs without auth.
+ * (only root mints {@code *}), revoke a token of a workspace you administer. Each action runs
+ * through {@link AuditLog#perform}: refused with nothing changed when its audit entry cannot be written. Stateless; {@code tokens} is null when the server runs without auth.
  */
 public final class AdminHttp implements HttpService {
     /** Default lifetime of a minted token when the request names none. */
@@ -58,6 +58,9 @@ public final class AdminHttp implements HttpService {
             throw StrandException.badRequest("'ttlSeconds' must be an integer");
         }
         long ttl = ttlNode == null || ttlNode.isNull() ? DEFAULT_TTL_SECONDS : ttlNode.asLong();
+        if (ttl < 1 || ttl > JwtAuthenticator.ROOT_TTL_SECONDS) { // refused before it is an action to audit
+            throw StrandException.badRequest("ttlSeconds must be 1.." + JwtAuthenticator.ROOT_TTL_SECONDS + ", not " + ttl);
+        }
         if ("*".equals(ws)) {
             if (!caller.isRoot()) {
                 throw new StrandException(ErrorCode.FORBIDDEN, "only the root token may mint tokens for every workspace");
@@ -67,9 +70,11 @@ public final class AdminHttp implements HttpService {
         } else {
             caller.require(ws, Scope.ADMIN);
         }
-        JwtAuthenticator.Minted minted = tokens().mint(ws, scope, ttl);
-        audit.record(caller, "token.mint", "token:" + minted.jti(),
-                Map.of("ws", ws, "scope", scope.wire(), "exp", minted.exp()));
+        JwtAuthenticator tokens = tokens();
+        String jti = JwtAuthenticator.newJti();
+        JwtAuthenticator.Minted minted = audit.perform(caller, "token.mint", "token:" + jti,
+                Map.of("ws", ws, "scope", scope.wire(), "ttlSeconds", ttl),
+                () -> tokens.mint(ws, scope, ttl, jti), m -> Map.of("exp", m.exp()));
         var reply = Json.MAPPER.createObjectNode();
         reply.put("token", minted.token());
         reply.put("jti", minted.jti());
@@ -84,8 +89,8 @@ public final class AdminHttp implements HttpService {
         JwtAuthenticator.TokenInfo token = tokens().token(jti)
                 .orElseThrow(() -> StrandException.notFound("no token with jti '" + shorten(jti) + "'"));
         caller.require(token.ws(), Scope.ADMIN);
-        tokens().revoke(jti);
-        audit.record(caller, "token.revoke", "token:" + jti, Map.of("ws", token.ws()));
+        audit.perform(caller, "token.revoke", "token:" + jti, Map.of("ws", token.ws()),
+                () -> tokens().revoke(jti), revoked -> Map.of());
         HttpIo.ok(res, Map.of("revoked", true, "jti", jti));
     }
 

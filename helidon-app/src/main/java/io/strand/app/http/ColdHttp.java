@@ -15,8 +15,8 @@ import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.coldtier.ColdLog;
+import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStore;
-import io.strand.coldtier.Compactor;
 import io.strand.coldtier.VerifyReport;
 import io.strand.core.Json;
 import io.strand.core.Names;
@@ -31,6 +31,8 @@ import java.util.Map;
  * {@code /v1/ws/{ws}/logs/{log}/cold[/roll|/compact|/verify|/orphans]}.
  */
 public final class ColdHttp implements HttpService {
+    /** Largest {@code minAgeSeconds} of an orphan deletion: 100 years (larger would overflow the time arithmetic). */
+    static final long MAX_ORPHAN_MIN_AGE_SECONDS = 100L * 366 * 24 * 3600;
     private final LogStore logs;
     private final HttpIo io;
     private final AuditLog audit;
@@ -41,10 +43,11 @@ public final class ColdHttp implements HttpService {
         this.audit = audit;
     }
 
-    /** Admin actions that change the cold tier go to the audit log before the reply. */
-    private void audited(ServerRequest req, ColdLog cold, String action, Map<String, ?> details) {
+    /** Runs an admin action that changes the cold tier through {@link AuditLog#perform}. */
+    private <T> T audited(ServerRequest req, ColdLog cold, String action, Map<String, ?> details,
+            java.util.function.Supplier<T> act, java.util.function.Function<? super T, Map<String, ?>> results) {
         Principal who = req.context().get(Principal.class).orElseThrow();
-        audit.record(who, action, "log:" + cold.ws() + "/" + cold.log(), details);
+        return audit.perform(who, action, "log:" + cold.ws() + "/" + cold.log(), details, act, results);
     }
 
     @Override
@@ -86,8 +89,8 @@ public final class ColdHttp implements HttpService {
 
     private void roll(ServerRequest req, ServerResponse res) {
         ColdLog cold = cold(req, Scope.ADMIN);
-        long rolled = logs.rollNow(cold.ws(), cold.log());
-        audited(req, cold, "cold.roll", Map.of("rolledEntries", rolled));
+        long rolled = audited(req, cold, "cold.roll", Map.of(), () -> logs.rollNow(cold.ws(), cold.log()),
+                n -> Map.of("rolledEntries", n));
         HttpIo.ok(res, Json.MAPPER.createObjectNode().put("rolledEntries", rolled).put("coldLastSeq", cold.lastSeq()));
     }
 
@@ -96,13 +99,13 @@ public final class ColdHttp implements HttpService {
         JsonNode body = req.content().hasEntity() ? io.json(req) : Json.MAPPER.createObjectNode();
         Long target = LogRequests.optionalLong(body, "targetBytes", 1);
         Long grace = LogRequests.optionalLong(body, "graceSeconds", 0);
-        Compactor.Report report = cold.compact(target == null ? 64L << 20 : target,
-                grace == null ? Duration.ofMinutes(10) : Duration.ofSeconds(grace));
-        int collected = cold.collectGarbage(Instant.now());
-        audited(req, cold, "cold.compact", Map.of("segmentsBefore", report.segmentsBefore(),
-                "segmentsAfter", report.segmentsAfter(), "garbageCollected", collected));
-        ObjectNode out = (ObjectNode) Json.MAPPER.valueToTree(report);
-        out.put("garbageCollectedNow", collected);
+        long targetBytes = target == null ? 64L << 20 : target;
+        Duration graceAfter = grace == null ? Duration.ofMinutes(10) : Duration.ofSeconds(grace);
+        ObjectNode out = audited(req, cold, "cold.compact", Map.of("targetBytes", targetBytes, "graceSeconds", graceAfter.toSeconds()), () -> {
+            ObjectNode o = (ObjectNode) Json.MAPPER.valueToTree(cold.compact(targetBytes, graceAfter));
+            return o.put("garbageCollectedNow", cold.collectGarbage(Instant.now()));
+        }, o -> Map.of("segmentsBefore", o.get("segmentsBefore"), "segmentsAfter", o.get("segmentsAfter"),
+                "garbageCollected", o.get("garbageCollectedNow")));
         HttpIo.ok(res, out);
     }
 
@@ -129,9 +132,11 @@ public final class ColdHttp implements HttpService {
 
     private void deleteOrphans(ServerRequest req, ServerResponse res) {
         ColdLog cold = cold(req, Scope.ADMIN);
-        String minAge = HttpIo.param(req, "minAgeSeconds");
-        int deleted = minAge == null ? cold.deleteOrphans() : cold.deleteOrphans(Duration.ofSeconds(Long.parseLong(minAge)));
-        audited(req, cold, "cold.deleteOrphans", Map.of("deleted", deleted));
+        String minAgeText = HttpIo.param(req, "minAgeSeconds");
+        Duration minAge = minAgeText == null ? ColdLogConfig.DEFAULT_ORPHAN_MIN_AGE
+                : Duration.ofSeconds(LogRequests.boundedLong(minAgeText, "minAgeSeconds", 0, MAX_ORPHAN_MIN_AGE_SECONDS));
+        int deleted = audited(req, cold, "cold.deleteOrphans", Map.of("minAgeSeconds", minAge.toSeconds()),
+                () -> cold.deleteOrphans(minAge), n -> Map.of("deleted", n));
         HttpIo.ok(res, Json.MAPPER.createObjectNode().put("deleted", deleted));
     }
 }

@@ -44,11 +44,7 @@ public final class LogsHttp implements HttpService {
         boolean delete(String ws, String log);
     }
 
-    public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter) {
-        this(logs, io, metrics, deleter, null);
-    }
-
-    /** @param audit where log deletes are recorded; null records nothing */
+    /** @param audit where log deletes are recorded ({@link AuditLog#perform}) */
     public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit) {
         this(logs, io, metrics, deleter, audit, (ws, log, info) -> { });
     }
@@ -60,7 +56,7 @@ public final class LogsHttp implements HttpService {
         this.io = io;
         this.metrics = metrics;
         this.deleter = deleter;
-        this.audit = audit;
+        this.audit = java.util.Objects.requireNonNull(audit, "audit");
     }
 
     @Override
@@ -116,12 +112,12 @@ public final class LogsHttp implements HttpService {
         String ws = Names.workspace(path(req, "ws"));
         String log = Names.object("log", path(req, "log"));
         Principal caller = require(req, ws, Scope.ADMIN);
-        if (!deleter.delete(ws, log)) {
-            throw StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'");
-        }
-        if (audit != null) {
-            audit.record(caller, "log.delete", "log:" + ws + "/" + log, Map.of("ws", ws, "log", log));
-        }
+        audit.perform(caller, "log.delete", "log:" + ws + "/" + log, Map.of("ws", ws, "log", log), () -> {
+            if (!deleter.delete(ws, log)) {
+                throw StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'");
+            }
+            return true;
+        }, deleted -> Map.of());
         HttpIo.ok(res, Map.of("deleted", true));
     }
 

@@ -28,6 +28,7 @@ import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.LogStore;
+import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -171,7 +172,7 @@ public final class SocketEndpoint implements WsListener {
 
     @Override
     public void onMessage(WsSession session, String text, boolean last) {
-        // Helidon limits each frame; the fragments of one message must not add up past the limit either.
+        // The connection limits each frame; the fragments of one message must not add up past the limit either.
         if (!partial.isEmpty() || !last) {
             partialBytes += utf8Length(text);
             if (partialBytes > maxMessageBytes) {
@@ -361,8 +362,18 @@ public final class SocketEndpoint implements WsListener {
         if (subscriptions.size() >= ctx.maxSubscriptions()) {
             throw new StrandException(ErrorCode.TOO_MANY_SUBSCRIPTIONS, "a socket holds at most " + ctx.maxSubscriptions() + " subscriptions");
         }
+        LogWatch watch = ctx.logs().watch(ws, log);
+        if (from instanceof Long seq) {
+            long head = watch.head();
+            if (seq > head + 1) {
+                // a cursor past the next entry would wait silently for entries that may never get that far
+                watch.close();
+                throw StrandException.badRequest("'from' " + seq + " is beyond the log's next seq " + (head + 1)
+                        + "; subscribe from at most head+1, or from \"latest\"").with("head", head);
+            }
+        }
         Subscription[] holder = new Subscription[1];
-        Subscription sub = new Subscription(subId, id, from, window, ctx.logs().watch(ws, log), out, ctx.metrics(),
+        Subscription sub = new Subscription(subId, id, from, window, watch, out, ctx.metrics(),
                 ctx.heartbeatMillis(), () -> subscriptions.remove(subId, holder[0]));
         holder[0] = sub;
         if (subscriptions.putIfAbsent(subId, sub) != null) {

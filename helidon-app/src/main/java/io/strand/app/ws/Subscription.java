@@ -1,8 +1,11 @@
 package io.strand.app.ws;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.ApiErrors;
 import io.strand.app.EntryJson;
 import io.strand.app.StrandMetrics;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
 import java.nio.charset.StandardCharsets;
@@ -63,9 +66,23 @@ final class Subscription implements Runnable {
         return subId;
     }
 
+    /**
+     * Adds {@code n ≥ 1} to the window, saturating: a window that reaches {@code Long.MAX_VALUE - 1}
+     * stays there (as good as unlimited) instead of wrapping negative and stalling the subscription.
+     */
     void credit(long n) {
-        credit.accumulateAndGet(n, (a, b) -> a == Long.MAX_VALUE ? a : Math.min(Long.MAX_VALUE - 1, a + b));
+        if (n < 1) {
+            throw new IllegalArgumentException("credit must be ≥ 1: " + n);
+        }
+        credit.accumulateAndGet(n, Subscription::addCredit);
         watch.wake();
+    }
+
+    static long addCredit(long window, long n) {
+        if (window == Long.MAX_VALUE) {
+            return window; // unlimited
+        }
+        return n > Long.MAX_VALUE - 1 - window ? Long.MAX_VALUE - 1 : window + n;
     }
 
     void cancel() {
@@ -88,7 +105,10 @@ final class Subscription implements Runnable {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             if (active && out.isOpen()) {
-                out.send(frame("closed") + ",\"reason\":\"error: " + e.getClass().getSimpleName() + "\",\"next\":" + next + "}");
+                // the SPEC §2 error object too: a corrupt entry is named (ws, log, seq), not just "an exception"
+                StrandException error = ApiErrors.classify(e);
+                out.send(frame("closed") + ",\"reason\":\"error: " + error.code().wire() + "\",\"next\":" + next
+                        + ",\"error\":" + Json.string(ApiErrors.errorObject(error)) + "}");
             }
         } finally {
             watch.close();

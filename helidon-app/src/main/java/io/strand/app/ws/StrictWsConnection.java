@@ -1,0 +1,379 @@
+package io.strand.app.ws;
+
+import io.helidon.common.buffers.BufferData;
+import io.helidon.common.buffers.DataReader;
+import io.helidon.common.concurrency.limits.Limit;
+import io.helidon.common.concurrency.limits.LimitException;
+import io.helidon.common.socket.SocketContext;
+import io.helidon.common.socket.SocketWriterException;
+import io.helidon.http.HttpPrologue;
+import io.helidon.webserver.ConnectionContext;
+import io.helidon.webserver.ServerConnectionException;
+import io.helidon.webserver.spi.ServerConnection;
+import io.helidon.websocket.WsCloseCodes;
+import io.helidon.websocket.WsCloseException;
+import io.helidon.websocket.WsListener;
+import io.helidon.websocket.WsSession;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One WebSocket connection, server side, in place of Helidon's {@code WsConnection} (registered by
+ * {@link StrictWsUpgradeProvider}). What it adds over Helidon 4.5's connection, which the listener
+ * hooks cannot: every refusal is a close handshake — the close frame goes out, then the connection
+ * keeps reading and discarding (the rest of an oversize frame too) until the peer's close frame,
+ * its disconnect or {@link #CLOSE_TIMEOUT}, so the client reads the close code instead of a TCP
+ * reset; pings get pongs; reserved bits and opcodes, unmasked or oversized/fragmented control
+ * frames and broken fragmentation close with 1002 (Helidon answered a reserved opcode with an HTTP
+ * 500 inside the WebSocket stream); text that is not UTF-8 closes with 1007 (Helidon replaced it
+ * with U+FFFD); and the listener's {@code onClose} runs exactly once however the connection ends.
+ *
+ * <p>Threads: the connection's own thread reads frames and calls the listener ({@link #handle});
+ * sends come from any thread and go out one whole frame at a time under {@link #sendLock}.
+ */
+final class StrictWsConnection implements ServerConnection, WsSession {
+    /** How long a close handshake may take before the connection is dropped anyway. */
+    static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    private static final ScheduledExecutorService CLOSE_TIMER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "strand-ws-close-timer");
+        t.setDaemon(true);
+        return t;
+    });
+    private static final System.Logger LOG = System.getLogger("strand.ws");
+
+    private final ConnectionContext ctx;
+    private final HttpPrologue prologue;
+    private final WsListener listener;
+    private final ClientFrameReader frames;
+    private final Utf8Text text = new Utf8Text();
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final AtomicBoolean closeSent = new AtomicBoolean();
+    private final AtomicBoolean closeNotified = new AtomicBoolean();
+    private volatile boolean finished;
+    private volatile boolean canRun = true;
+    private volatile boolean readingNetwork;
+    private volatile Thread thread;
+    private volatile long lastActivityNanos = System.nanoTime();
+    /** The code this side closed with, for the listener's onClose. */
+    private volatile int sentCode = WsCloseCodes.NORMAL_CLOSE;
+    private volatile String sentReason = "";
+    /** Whether the peer's close frame came in (reader thread only). */
+    private boolean peerCloseReceived;
+    /** The opcode of the message being received in fragments, or -1 between messages (reader thread only). */
+    private int messageOpcode = -1;
+    /** Whether the last data frame sent was not final, so the next goes as a continuation (under sendLock). */
+    private boolean sendContinuation;
+
+    StrictWsConnection(ConnectionContext ctx, HttpPrologue prologue, WsListener listener, int maxFrameLength) {
+        this.ctx = ctx;
+        this.prologue = prologue;
+        this.listener = listener;
+        this.frames = new ClientFrameReader(ctx.dataReader(), maxFrameLength);
+    }
+
+    @Override
+    public void handle(Limit limit) {
+        thread = Thread.currentThread();
+        try {
+            try {
+                limit.invoke(() -> listener.onOpen(this));
+            } catch (LimitException e) {
+                close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
+            }
+            boolean peerClosed = false;
+            while (canRun && !closeSent.get() && !peerClosed) {
+                readingNetwork = true;
+                ClientFrameReader.Frame frame = frames.next();
+                readingNetwork = false;
+                lastActivityNanos = System.nanoTime();
+                peerClosed = process(frame, limit);
+            }
+            if (!peerClosed) {
+                if (closeSent.get()) {
+                    drain(); // this side closed (the listener, or another thread): wait for the peer's close
+                } else {
+                    close(WsCloseCodes.GOING_AWAY, "server stopping"); // shutting down: no waiting for the peer
+                }
+            }
+        } catch (WsCloseException e) {
+            close(e.closeCode(), e.getMessage());
+            if (!peerCloseReceived) {
+                drain(); // a peer that already sent its (bad) close frame sends nothing more: do not wait for it
+            }
+        } catch (LimitException e) {
+            close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
+            drain();
+        } catch (DataReader.InsufficientDataAvailableException | UncheckedIOException | ServerConnectionException e) {
+            notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
+        } catch (Exception e) {
+            if (finished || !canRun) {
+                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
+            } else {
+                LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed", e);
+                listener.onError(this, e);
+                close(WsCloseCodes.UNEXPECTED_CONDITION, "internal error");
+                drain();
+            }
+        } finally {
+            finished = true;
+            notifyClose(sentCode, sentReason);
+        }
+    }
+
+    /** Handles one frame; true when it was the peer's close (answered, the connection ends). */
+    private boolean process(ClientFrameReader.Frame frame, Limit limit) throws Exception {
+        switch (frame.opcode()) {
+            case ClientFrameReader.TEXT, ClientFrameReader.BINARY -> {
+                if (messageOpcode != -1) {
+                    throw new WsCloseException("a new message started inside a fragmented one", WsCloseCodes.PROTOCOL_ERROR);
+                }
+                if (!frame.fin()) {
+                    messageOpcode = frame.opcode();
+                }
+                deliver(frame.opcode(), frame, limit, true);
+            }
+            case ClientFrameReader.CONTINUATION -> {
+                if (messageOpcode == -1) {
+                    throw new WsCloseException("a continuation frame with no message", WsCloseCodes.PROTOCOL_ERROR);
+                }
+                int opcode = messageOpcode;
+                if (frame.fin()) {
+                    messageOpcode = -1;
+                }
+                deliver(opcode, frame, limit, false);
+            }
+            case ClientFrameReader.PING -> pong(BufferData.create(frame.payload()));
+            case ClientFrameReader.PONG -> listener.onPong(this, BufferData.create(frame.payload()));
+            case ClientFrameReader.CLOSE -> {
+                answerClose(frame.payload());
+                return true;
+            }
+            default -> throw new WsCloseException("reserved opcode " + frame.opcode(), WsCloseCodes.PROTOCOL_ERROR);
+        }
+        return false;
+    }
+
+    private void deliver(int opcode, ClientFrameReader.Frame frame, Limit limit, boolean first) throws Exception {
+        if (closeSent.get()) {
+            return; // closing (e.g. another thread closed with 4001): what the peer sent meanwhile is not acted on
+        }
+        if (opcode == ClientFrameReader.TEXT) {
+            String decoded = text.decode(frame.payload(), first, frame.fin()); // throws 1007 before anything is delivered
+            limit.invoke(() -> listener.onMessage(this, decoded, frame.fin()));
+        } else {
+            limit.invoke(() -> listener.onMessage(this, BufferData.create(frame.payload()), frame.fin()));
+        }
+    }
+
+    /** The peer closed first: check its close frame, tell the listener, answer with the same code. */
+    private void answerClose(byte[] payload) {
+        peerCloseReceived = true;
+        int code = WsCloseCodes.NO_STATUS_CODE;
+        String reason = "";
+        if (payload.length == 1) {
+            throw new WsCloseException("a close frame body of 1 byte", WsCloseCodes.PROTOCOL_ERROR);
+        }
+        if (payload.length >= 2) {
+            code = ((payload[0] & 0xff) << 8) | (payload[1] & 0xff);
+            if (!validCloseCode(code)) {
+                throw new WsCloseException("close code " + code + " may not be sent", WsCloseCodes.PROTOCOL_ERROR);
+            }
+            reason = new Utf8Text().decode(Arrays.copyOfRange(payload, 2, payload.length), true, true);
+        }
+        notifyClose(code, reason);
+        if (closeSent.compareAndSet(false, true)) {
+            sendCloseFrame(code == WsCloseCodes.NO_STATUS_CODE ? WsCloseCodes.NORMAL_CLOSE : code, "");
+        }
+    }
+
+    private static boolean validCloseCode(int code) {
+        return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999);
+    }
+
+    /**
+     * After this side sent its close: reads and discards everything (first the rest of a frame cut
+     * short by a refusal) until the peer's close frame or disconnect; {@link #CLOSE_TIMEOUT} ends
+     * it by closing the socket.
+     */
+    private void drain() {
+        try {
+            frames.skipRestOfFrame();
+            while (true) {
+                ClientFrameReader.Frame frame = frames.next();
+                if (frame.opcode() == ClientFrameReader.CLOSE) {
+                    return;
+                }
+            }
+        } catch (RuntimeException peerGoneOrTimedOut) {
+            // a disconnect, the timeout closing the socket, or more garbage: the handshake is over either way
+        }
+    }
+
+    private void notifyClose(int code, String reason) {
+        if (closeNotified.compareAndSet(false, true)) {
+            try {
+                listener.onClose(this, code, reason);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "WebSocket onClose failed", e);
+            }
+        }
+    }
+
+    @Override
+    public WsSession send(String text, boolean last) {
+        return sendData(ClientFrameReader.TEXT, text.getBytes(StandardCharsets.UTF_8), last);
+    }
+
+    @Override
+    public WsSession send(BufferData data, boolean last) {
+        byte[] bytes = new byte[data.available()];
+        data.read(bytes);
+        return sendData(ClientFrameReader.BINARY, bytes, last);
+    }
+
+    private WsSession sendData(int opcode, byte[] payload, boolean last) {
+        sendLock.lock();
+        try {
+            int used = sendContinuation ? ClientFrameReader.CONTINUATION : opcode;
+            sendContinuation = !last;
+            writeFrame(used, last, payload);
+            lastActivityNanos = System.nanoTime();
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
+    @Override
+    public WsSession ping(BufferData data) {
+        return sendControl(ClientFrameReader.PING, data);
+    }
+
+    @Override
+    public WsSession pong(BufferData data) {
+        return sendControl(ClientFrameReader.PONG, data);
+    }
+
+    private WsSession sendControl(int opcode, BufferData data) {
+        byte[] bytes = new byte[data.available()];
+        data.read(bytes);
+        sendLock.lock();
+        try {
+            writeFrame(opcode, true, bytes);
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
+    /**
+     * Starts the close handshake (once): sends the close frame and arms {@link #CLOSE_TIMEOUT}. The
+     * reading thread then discards what the peer still sends until its close frame.
+     */
+    @Override
+    public WsSession close(int code, String reason) {
+        if (closeSent.compareAndSet(false, true)) {
+            sentCode = code;
+            sentReason = reason;
+            try {
+                sendCloseFrame(code, reason);
+            } finally {
+                CLOSE_TIMER.schedule(this::closeSocketIfStillOpen, CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+        return this;
+    }
+
+    private void sendCloseFrame(int code, String reason) {
+        byte[] reasonBytes = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
+        int reasonLength = Math.min(reasonBytes.length, 123); // a control frame carries at most 125 bytes
+        while (reasonLength > 0 && reasonLength < reasonBytes.length && (reasonBytes[reasonLength] & 0xC0) == 0x80) {
+            reasonLength--; // do not cut a character in half
+        }
+        byte[] payload = new byte[2 + reasonLength];
+        payload[0] = (byte) (code >> 8);
+        payload[1] = (byte) code;
+        System.arraycopy(reasonBytes, 0, payload, 2, reasonLength);
+        sendLock.lock();
+        try {
+            writeFrame(ClientFrameReader.CLOSE, true, payload);
+        } catch (ServerConnectionException peerGone) {
+            // nobody left to tell
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    private void closeSocketIfStillOpen() {
+        if (!finished) {
+            ctx.serverSocket().close(); // the reading thread's blocked read fails and the connection ends
+        }
+    }
+
+    /** One unmasked server frame (RFC 6455 §5.2); under sendLock. */
+    private void writeFrame(int opcode, boolean fin, byte[] payload) {
+        int length = payload.length;
+        BufferData frame = BufferData.create(10 + length);
+        frame.write((fin ? 0x80 : 0) | opcode);
+        if (length < 126) {
+            frame.write(length);
+        } else if (length < 1 << 16) {
+            frame.write(126);
+            frame.write(length >>> 8);
+            frame.write(length & 0xFF);
+        } else {
+            frame.write(127);
+            for (int shift = 56; shift >= 0; shift -= 8) {
+                frame.write((int) (((long) length >>> shift) & 0xFF));
+            }
+        }
+        frame.write(payload);
+        try {
+            ctx.dataWriter().writeNow(frame);
+        } catch (SocketWriterException | UncheckedIOException e) {
+            throw new ServerConnectionException("failed to write a WebSocket frame", e);
+        }
+    }
+
+    @Override
+    public WsSession terminate() {
+        close(WsCloseCodes.NORMAL_CLOSE, "terminate");
+        return this;
+    }
+
+    @Override
+    public SocketContext socketContext() {
+        return ctx;
+    }
+
+    @Override
+    public HttpPrologue prologue() {
+        return prologue;
+    }
+
+    /**
+     * Time since the last frame either way: a subscription that only receives (entries, heartbeats)
+     * is not idle. (Helidon's connection counted only received frames.)
+     */
+    @Override
+    public Duration idleTime() {
+        return Duration.ofNanos(System.nanoTime() - lastActivityNanos);
+    }
+
+    /** The server is stopping or the connection is idle: stop reading (interrupting only a read, as Helidon does). */
+    @Override
+    public void close(boolean interrupt) {
+        canRun = false;
+        Thread t = thread;
+        if (t != null && (interrupt || readingNetwork)) {
+            t.interrupt();
+        }
+    }
+}
