@@ -40,7 +40,9 @@ public record ServerConfig(
         int maxConnections,
         int maxConnectionsPerIp,
         long minFreeDisk,
-        int walCheckpointRecords) {
+        int walCheckpointRecords,
+        Duration dsLongPollTimeout) {
+
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -73,7 +75,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_CONNECTIONS_PER_IP", "0"),
             // free space the data directory keeps: writes past it get 507 storage_full
             Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)),
-            Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)));
+            Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)),
+            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"));
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
@@ -107,6 +110,9 @@ public record ServerConfig(
         }
         if (walCheckpointRecords < 1) {
             throw new IllegalArgumentException("--wal-checkpoint-records must be ≥ 1, not " + walCheckpointRecords);
+        }
+        if (dsLongPollTimeout.isNegative() || dsLongPollTimeout.isZero()) {
+            throw new IllegalArgumentException("--ds-long-poll-timeout must be positive");
         }
     }
 
@@ -144,7 +150,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")),
                 bytes(get.apply("STRAND_MIN_FREE_DISK")),
-                Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")));
+                Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")),
+                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")));
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */
