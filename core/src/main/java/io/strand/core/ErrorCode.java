@@ -23,6 +23,7 @@ public enum ErrorCode {
     FLOOR_VIOLATION("floor_violation", 409),
     CEILING_VIOLATION("ceiling_violation", 409),
     OVERFLOW("overflow", 409),
+    SUB_IN_USE("sub_in_use", 409),
     TOO_LARGE("too_large", 413),
     TOO_MANY_CONNECTIONS("too_many_connections", 429),
     TOO_MANY_SUBSCRIPTIONS("too_many_subscriptions", 429),
