@@ -29,6 +29,7 @@ public enum ErrorCode {
     STREAM_CONFLICT("stream_conflict", 409),
     PRODUCER_SEQ_GAP("producer_seq_gap", 409),
     GONE("gone", 410),
+    SUB_IN_USE("sub_in_use", 409),
     TOO_LARGE("too_large", 413),
     URI_TOO_LONG("uri_too_long", 414),
     UNSUPPORTED_ENCODING("unsupported_encoding", 415),

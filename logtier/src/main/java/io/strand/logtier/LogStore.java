@@ -520,6 +520,12 @@ public final class LogStore implements AutoCloseable {
         return openLogs.get();
     }
 
+    /** How many {@link LogWatch}es of a log are open now (0 for a log the registry does not hold). */
+    public int watchers(String ws, String name) {
+        LogSlot slot = slots.get(ws + '/' + name);
+        return slot == null ? 0 : slot.watchers();
+    }
+
     @Override
     public void close() {
         Roller r = roller;
@@ -648,6 +654,10 @@ public final class LogStore implements AutoCloseable {
 
         synchronized void removeWatcher() {
             watchers--;
+        }
+
+        synchronized int watchers() {
+            return watchers;
         }
 
         synchronized long lastUsed() {
