@@ -144,6 +144,8 @@ public final class WriteAheadLog implements AutoCloseable {
      * Replays what the last run left, in write order per lane, then makes the stores durable and
      * lets the old segments go. Call once, after every replayer is registered and before traffic.
      * @return the number of records replayed
+     * @throws StrandException {@code corrupt} before replaying anything when a segment holds a damaged
+     *     group followed by an intact one (see the class comment); the segments are kept
      */
     public long recover() {
         if (recovered) {
