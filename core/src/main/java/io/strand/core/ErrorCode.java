@@ -14,6 +14,7 @@ public enum ErrorCode {
     UNKNOWN_OP("unknown_op", 400),
     UNAUTHORIZED("unauthorized", 401),
     FORBIDDEN("forbidden", 403),
+    PRODUCER_EPOCH_STALE("producer_epoch_stale", 403),
     NOT_FOUND("not_found", 404),
     METHOD_NOT_ALLOWED("method_not_allowed", 405),
     REQUEST_TIMEOUT("request_timeout", 408),
@@ -24,6 +25,11 @@ public enum ErrorCode {
     FLOOR_VIOLATION("floor_violation", 409),
     CEILING_VIOLATION("ceiling_violation", 409),
     OVERFLOW("overflow", 409),
+    STREAM_CLOSED("stream_closed", 409),
+    STREAM_CONFLICT("stream_conflict", 409),
+    PRODUCER_SEQ_GAP("producer_seq_gap", 409),
+    GONE("gone", 410),
+    SUB_IN_USE("sub_in_use", 409),
     TOO_LARGE("too_large", 413),
     URI_TOO_LONG("uri_too_long", 414),
     UNSUPPORTED_ENCODING("unsupported_encoding", 415),
@@ -33,6 +39,12 @@ public enum ErrorCode {
     INTERNAL("internal", 500),
     NOT_IMPLEMENTED("not_implemented", 501),
     UNAVAILABLE("unavailable", 503),
+    /**
+     * The write ran but could not be made durable: it may be present after a restart or not. Retry
+     * with {@code producerId}/{@code producerSeq} (appends) or {@code expectVersion} (docs) so a write
+     * that did land is not applied twice. Carries {@code "retryable":true}.
+     */
+    OUTCOME_UNKNOWN("outcome_unknown", 503),
     COLD_UNAVAILABLE("cold_unavailable", 503),
     HTTP_VERSION_NOT_SUPPORTED("http_version_not_supported", 505),
     STORAGE_FULL("storage_full", 507),

@@ -39,7 +39,10 @@ public record ServerConfig(
         Duration idleTimeout,
         int maxConnections,
         int maxConnectionsPerIp,
-        long minFreeDisk) {
+        long minFreeDisk,
+        int walCheckpointRecords,
+        Duration dsLongPollTimeout) {
+
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -71,8 +74,9 @@ public record ServerConfig(
             // open connections from one address; 0 = no per-address cap (behind a proxy every client shares one address)
             Map.entry("STRAND_MAX_CONNECTIONS_PER_IP", "0"),
             // free space the data directory keeps: writes past it get 507 storage_full
-            Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)));
-
+            Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)),
+            Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)),
+            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"));
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
@@ -103,6 +107,12 @@ public record ServerConfig(
         }
         if (minFreeDisk < 0) {
             throw new IllegalArgumentException("--min-free-disk must be ≥ 0, not " + minFreeDisk);
+        }
+        if (walCheckpointRecords < 1) {
+            throw new IllegalArgumentException("--wal-checkpoint-records must be ≥ 1, not " + walCheckpointRecords);
+        }
+        if (dsLongPollTimeout.isNegative() || dsLongPollTimeout.isZero()) {
+            throw new IllegalArgumentException("--ds-long-poll-timeout must be positive");
         }
     }
 
@@ -139,7 +149,9 @@ public record ServerConfig(
                 duration(get.apply("STRAND_IDLE_TIMEOUT")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")),
-                bytes(get.apply("STRAND_MIN_FREE_DISK")));
+                bytes(get.apply("STRAND_MIN_FREE_DISK")),
+                Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")),
+                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")));
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */
@@ -156,7 +168,6 @@ public record ServerConfig(
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a size: '" + text + "' (use 67108864, 512k, 64m or 2g)");
         }
-
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */

@@ -15,6 +15,9 @@ import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.AuthFilter;
 import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
+import io.strand.app.ds.DsCors;
+import io.strand.app.ds.DsHttp;
+import io.strand.app.ds.DsRegistry;
 import io.strand.app.http.AdminHttp;
 import io.strand.app.http.AllowedMethods;
 import io.strand.app.http.ConnectionGuard;
@@ -57,6 +60,8 @@ public final class StrandServer implements AutoCloseable {
     private final LogStore logs;
     private final DocStore docs;
     private final DocApi docApi;
+    private final DsRegistry dsRegistry;
+    private final DsHttp dsHttp;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
@@ -83,7 +88,8 @@ public final class StrandServer implements AutoCloseable {
         this.disk = freeSpace == null ? DiskSpace.of(config.dataDir(), config.minFreeDisk())
                 : new DiskSpace(config.dataDir(), config.minFreeDisk(), DiskSpace.DEFAULT_REFRESH, freeSpace);
         this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096,
-                new WriteAheadLog(config.dataDir().resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, disk), metrics::syncNanos);
+                new WriteAheadLog(config.dataDir().resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, config.walCheckpointRecords(), disk),
+                metrics::syncNanos);
         this.logs = new LogStore(config.logConfig(), writers, disk);
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
@@ -96,9 +102,15 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
         metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
+        this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
+        this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers, disk);
-        writers.recover(); // both stores registered their replayers; nothing is served before this
+        long replayStart = System.nanoTime();
+        long replayed = writers.recover(); // both stores registered their replayers; nothing is served before this
+        long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
+        metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
+        metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
@@ -142,7 +154,9 @@ public final class StrandServer implements AutoCloseable {
                 .maxTcpConnections(config.maxConnections() + ConnectionGuard.REFUSAL_HEADROOM)
                 .idleConnectionTimeout(config.idleTimeout()) // kept-alive HTTP without a request, WebSockets without frames
                 .idleConnectionPeriod(ConnectionGuard.idleCheckPeriod(config.idleTimeout()))
-                .maxPayloadSize(config.maxBodyBytes() * 2) // the services refuse past maxBodyBytes with a JSON 413
+                // the services refuse past maxBodyBytes with a JSON 413, reading at most maxBodyBytes+1; Durable
+                // Streams reads and drops up to DRAIN_LIMIT more first, so browsers see the 413 instead of a reset
+                .maxPayloadSize(config.maxBodyBytes() + DsHttp.DRAIN_LIMIT)
                 .shutdownHook(false)
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
@@ -224,12 +238,15 @@ public final class StrandServer implements AutoCloseable {
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
         AllowedMethods routes = new AllowedMethods();
-        routing.addFilter(new AuthFilter(s.authenticator))
+        routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
+                .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
-                .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit)))
+                .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
+                        s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
+                .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
                         unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
                 .error(NotFoundException.class, (req, res, t) -> HttpIo.error(res, unrouted(req.path().rawPath(),
@@ -264,6 +281,7 @@ public final class StrandServer implements AutoCloseable {
         sockets.close();
         server.stop();
         guard.close();
+        dsHttp.close();
         writers.close();
         logs.close();
         docs.close();

@@ -56,6 +56,11 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--min-free-disk", description = "Free space the data directory keeps: writes past it get 507 storage_full "
             + "and health's diskSpace check goes DOWN (default 64m; 512k, 64m, 2g; env STRAND_MIN_FREE_DISK).")
     String minFreeDisk;
+    @Option(names = "--wal-checkpoint-records", description = "Checkpoint a writer's write-ahead segment after this many records (default 8192): bounds the replay after a crash.")
+    Integer walCheckpointRecords;
+    @Option(names = "--ds-long-poll-timeout",
+            description = "How long a Durable Streams long-poll waits for data (default 20s; env STRAND_DS_LONG_POLL_TIMEOUT).")
+    String dsLongPollTimeout;
 
     @Override
     public Integer call() throws Exception {
@@ -79,6 +84,8 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_MAX_CONNECTIONS", maxConnections);
         put(values, "STRAND_MAX_CONNECTIONS_PER_IP", maxConnectionsPerIp);
         put(values, "STRAND_MIN_FREE_DISK", minFreeDisk);
+        put(values, "STRAND_WAL_CHECKPOINT_RECORDS", walCheckpointRecords);
+        put(values, "STRAND_DS_LONG_POLL_TIMEOUT", dsLongPollTimeout);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

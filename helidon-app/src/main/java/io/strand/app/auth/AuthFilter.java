@@ -13,8 +13,8 @@ import io.helidon.webserver.http.RoutingResponse;
 import java.util.Set;
 
 /**
- * Authenticates every {@code /v1} request in one place: the bearer token becomes a
- * {@link Principal} in the request context, and a path under {@code /v1/ws/{ws}} needs a valid
+ * Authenticates every {@code /v1} and {@code /ds} (Durable Streams) request in one place: the bearer token becomes a
+ * {@link Principal} in the request context, and a path under {@code /v1/ws/{ws}} or {@code /ds/{ws}} needs a valid
  * workspace name and at least read (GET) or rw (other methods) on that workspace; routes then
  * check the exact scope. Health and metrics stay open. Stateless.
  *
@@ -33,7 +33,7 @@ public final class AuthFilter implements Filter {
 
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
-        if (!req.path().path().startsWith("/v1/")) {
+        if (!req.path().path().startsWith("/v1/") && !req.path().path().startsWith("/ds/") || wakeCallback(req.path().path())) {
             chain.proceed();
             return;
         }
@@ -63,11 +63,12 @@ public final class AuthFilter implements Filter {
      * needs admin).
      */
     static String workspaceOf(String path) {
-        if (!path.startsWith("/v1/ws/")) {
+        int start = path.startsWith("/v1/ws/") ? 7 : path.startsWith("/ds/") ? 4 : -1;
+        if (start < 0) {
             return null;
         }
-        int end = path.indexOf('/', 7);
-        String ws = end < 0 ? path.substring(7) : path.substring(7, end);
+        int end = path.indexOf('/', start);
+        String ws = end < 0 ? path.substring(start) : path.substring(start, end);
         return ws.isEmpty() ? null : ws;
     }
 
@@ -85,6 +86,18 @@ public final class AuthFilter implements Filter {
         }
         int end = path.indexOf('/', 7);
         return end > 7 && end == path.length() - "/socket".length();
+    }
+
+    /**
+     * Durable Streams wake callbacks ({@code …/__ds/subscriptions/{id}/callback|ack|release})
+     * carry the wake's own token, which the subscription checks, and the JWKS is public.
+     */
+    static boolean wakeCallback(String path) {
+        if (!path.startsWith("/ds/") || !path.contains("/__ds/")) {
+            return false;
+        }
+        return path.endsWith("/__ds/jwks.json") || path.contains("/__ds/subscriptions/")
+                && (path.endsWith("/callback") || path.endsWith("/ack") || path.endsWith("/release"));
     }
 
     static String token(RoutingRequest req) {

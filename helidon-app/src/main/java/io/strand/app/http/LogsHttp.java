@@ -32,6 +32,12 @@ public final class LogsHttp implements HttpService {
     private final StrandMetrics metrics;
     private final LogDeleter deleter;
     private final AuditLog audit;
+    private final LogNotes notes;
+
+    /** Adds fields another layer knows about a log to its info (the Durable Streams path and content type). */
+    public interface LogNotes {
+        void annotate(String ws, String log, com.fasterxml.jackson.databind.node.ObjectNode info);
+    }
 
     /** Deletes a log's hot and cold data (the cold tier adds its part when configured). */
     public interface LogDeleter {
@@ -40,6 +46,12 @@ public final class LogsHttp implements HttpService {
 
     /** @param audit where log deletes are recorded ({@link AuditLog#perform}) */
     public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit) {
+        this(logs, io, metrics, deleter, audit, (ws, log, info) -> { });
+    }
+
+    /** @param notes adds fields to {@code GET …/logs/{log}} */
+    public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit, LogNotes notes) {
+        this.notes = notes;
         this.logs = logs;
         this.io = io;
         this.metrics = metrics;
@@ -91,7 +103,9 @@ public final class LogsHttp implements HttpService {
         String log = Names.object("log", path(req, "log"));
         require(req, ws, Scope.READ);
         LogInfo info = logs.info(ws, log).orElseThrow(() -> StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'"));
-        HttpIo.ok(res, info);
+        com.fasterxml.jackson.databind.node.ObjectNode body = Json.MAPPER.valueToTree(info);
+        notes.annotate(ws, log, body);
+        HttpIo.ok(res, body);
     }
 
     private void delete(ServerRequest req, ServerResponse res) {

@@ -316,8 +316,8 @@ public final class SocketEndpoint implements WsListener {
             }
             case "unsubscribe" -> {
                 Subscription s = subscription(req);
-                s.cancel();
-                subscriptions.remove(s.id());
+                s.stop(); // nothing of the subscription is sent after this, so none of it follows the reply
+                subscriptions.remove(s.id(), s);
                 ok(id, Json.MAPPER.createObjectNode());
             }
             case "ping" -> ok(id, Json.MAPPER.createObjectNode().put("pong", true).put("ts", System.currentTimeMillis()));
@@ -351,46 +351,77 @@ public final class SocketEndpoint implements WsListener {
         }
         Long window = LogRequests.optionalLong(req, "window", 1);
         JsonNode subNode = req.get("sub");
-        String subId;
+        String subJson; // the key: the id as JSON text, echoed as given (a string stays a string, a number a number)
         if (subNode == null || subNode.isNull()) {
-            subId = "s" + subCounter.incrementAndGet();
-        } else if ((subNode.isTextual() && !subNode.asText().isEmpty() && subNode.asText().length() <= 128) || subNode.isIntegralNumber()) {
-            subId = subNode.asText();
+            subJson = Json.string("s" + subCounter.incrementAndGet());
         } else {
-            throw StrandException.badRequest("'sub' must be a non-empty string of at most 128 characters");
+            subJson = subKey(subNode);
+            if (subJson == null) {
+                throw StrandException.badRequest("'sub' must be a non-empty string or an integer, of at most 128 characters");
+            }
+        }
+        if (subscriptions.containsKey(subJson)) {
+            throw new StrandException(ErrorCode.SUB_IN_USE, "subscription " + subJson
+                    + " is already open on this socket: unsubscribe it first or pick another 'sub'");
         }
         if (subscriptions.size() >= ctx.maxSubscriptions()) {
             throw new StrandException(ErrorCode.TOO_MANY_SUBSCRIPTIONS, "a socket holds at most " + ctx.maxSubscriptions() + " subscriptions");
         }
+        // Nothing was opened until here; from now on the watch is the subscription's (its loop closes it), or closed below.
         LogWatch watch = ctx.logs().watch(ws, log);
-        if (from instanceof Long seq) {
+        Subscription sub;
+        try {
             long head = watch.head();
-            if (seq > head + 1) {
-                // a cursor past the next entry would wait silently for entries that may never get that far
-                watch.close();
-                throw StrandException.badRequest("'from' " + seq + " is beyond the log's next seq " + (head + 1)
-                        + "; subscribe from at most head+1, or from \"latest\"").with("head", head);
+            long next;
+            if (from instanceof Long seq) {
+                if (seq > head + 1) {
+                    // a cursor past the next entry would wait silently for entries that may never get that far
+                    throw StrandException.badRequest("'from' " + seq + " is beyond the log's next seq " + (head + 1)
+                            + "; subscribe from at most head+1, or from \"latest\"").with("head", head);
+                }
+                next = Math.max(1, seq);
+            } else {
+                next = head + 1;
             }
-        }
-        Subscription[] holder = new Subscription[1];
-        Subscription sub = new Subscription(subId, id, from, window, watch, out, ctx.metrics(),
-                ctx.heartbeatMillis(), () -> subscriptions.remove(subId, holder[0]));
-        holder[0] = sub;
-        if (subscriptions.putIfAbsent(subId, sub) != null) {
-            sub.cancel();
-            throw StrandException.badRequest("subscription '" + subId + "' already exists on this socket");
+            Subscription[] holder = new Subscription[1];
+            sub = new Subscription(subJson, next, window, watch, out, ctx.metrics(), ctx.heartbeatMillis(),
+                    () -> subscriptions.remove(subJson, holder[0]));
+            holder[0] = sub;
+            subscriptions.put(subJson, sub); // only this (the connection's) thread adds
+            // the reply goes out before the loop starts, so every frame of the subscription follows it
+            if (!out.send("{\"id\":" + idJson(id) + ",\"ok\":true,\"sub\":" + subJson + ",\"from\":" + next + ",\"head\":" + head + "}")) {
+                subscriptions.remove(subJson, sub);
+                watch.close();
+                return;
+            }
+        } catch (RuntimeException e) {
+            subscriptions.remove(subJson);
+            watch.close();
+            throw e;
         }
         Thread.ofVirtual().name("sub-" + ws + "-" + log).start(sub);
     }
 
+    /** A {@code sub} as JSON text, the key of {@link #subscriptions}; null when it is not a usable id. */
+    private static String subKey(JsonNode subNode) {
+        if (subNode.isTextual() && !subNode.asText().isEmpty() && subNode.asText().length() <= 128) {
+            return Json.string(subNode.asText());
+        }
+        if (subNode.isIntegralNumber() && subNode.asText().length() <= 128) {
+            return subNode.asText();
+        }
+        return null;
+    }
+
     private Subscription subscription(JsonNode req) {
         JsonNode subNode = req.get("sub");
-        if (subNode == null || !(subNode.isTextual() || subNode.isIntegralNumber())) {
-            throw StrandException.badRequest("'sub' is required");
+        String key = subNode == null ? null : subKey(subNode);
+        if (key == null) {
+            throw StrandException.badRequest("'sub' is required: the string or integer given to subscribe");
         }
-        Subscription s = subscriptions.get(subNode.asText());
+        Subscription s = subscriptions.get(key);
         if (s == null) {
-            throw StrandException.notFound("no subscription '" + subNode.asText() + "' on this socket");
+            throw StrandException.notFound("no subscription " + key + " on this socket");
         }
         return s;
     }

@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
  * The only way anything is sent on one socket: replies and pushed frames from many virtual
@@ -31,12 +32,21 @@ final class SocketWriter {
     }
 
     boolean send(String frame) {
+        return sendIf(() -> true, frame);
+    }
+
+    /**
+     * Sends {@code frame} if {@code wanted} still holds once no other frame is being sent; false when
+     * it does not or the socket is closed. With {@link #locked} a sender can be turned off so that
+     * nothing of it follows a frame sent afterwards (a subscription after its unsubscribe reply).
+     */
+    boolean sendIf(BooleanSupplier wanted, String frame) {
         if (!open) {
             return false;
         }
         lock.lock();
         try {
-            if (!open) {
+            if (!open || !wanted.getAsBoolean()) {
                 return false;
             }
             session.send(frame, true);
@@ -44,6 +54,16 @@ final class SocketWriter {
         } catch (RuntimeException e) {
             open = false;
             return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Runs {@code action} while no frame is being sent: a {@link #sendIf} after it sees what it changed. */
+    void locked(Runnable action) {
+        lock.lock();
+        try {
+            action.run();
         } finally {
             lock.unlock();
         }

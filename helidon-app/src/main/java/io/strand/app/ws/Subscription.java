@@ -1,11 +1,9 @@
 package io.strand.app.ws;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.ApiErrors;
 import io.strand.app.EntryJson;
 import io.strand.app.StrandMetrics;
 import io.strand.core.Json;
-import io.strand.core.StrandException;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * falls behind simply keeps reading from storage; at most one frame is in hand at a time.
  * Entries go from storage straight into the frame's bytes ({@link EntryJson}); the frame buffer is
  * kept only while the subscription replays, so an idle subscription holds none.
+ *
+ * <p>Thread-safe where it must be: the loop's state belongs to its thread; {@link #credit},
+ * {@link #cancel} and {@link #stop} come from the connection's thread (or the token sweeper) and touch
+ * only the atomic credit and the volatile {@code active}, which {@link #stop} clears under the
+ * writer's lock so that no frame of the subscription is sent after it returns.
  */
 final class Subscription implements Runnable {
     static final int MAX_FRAME_ENTRIES = 500;
@@ -28,32 +31,30 @@ final class Subscription implements Runnable {
     /** First size of a live-tail frame buffer (usually a few entries). */
     private static final int LIVE_BUFFER_BYTES = 1024;
 
-    private final String subId;
     private final String subJson;
     private final byte[] subJsonBytes;
-    private final JsonNode requestId;
     private final LogWatch watch;
     private final SocketWriter out;
     private final StrandMetrics metrics;
     private final long heartbeatMillis;
-    private final Object startFrom;
     private final Runnable onEnd;
     /** Remaining credit when a window was asked for; Long.MAX_VALUE when unlimited. */
     private final AtomicLong credit;
     private volatile boolean active = true;
     /** The resume cursor: the next seq to deliver. Only the subscription's own thread touches it. */
     private long next;
+    /** When the loop last sent a frame (System.nanoTime); only the loop touches it. */
+    private long lastSent;
 
-    /** @param from a seq (Long) or the string "latest" */
-    Subscription(String subId, JsonNode requestId, Object from, Long window, LogWatch watch, SocketWriter out,
+    /**
+     * @param subJson the client's {@code sub} as JSON text (a string or an integer), echoed in every frame
+     * @param from    the first seq to deliver, already answered in the subscribe reply
+     */
+    Subscription(String subJson, long from, Long window, LogWatch watch, SocketWriter out,
                  StrandMetrics metrics, long heartbeatMillis, Runnable onEnd) {
-        this.subId = subId;
-        StringBuilder sb = new StringBuilder();
-        EntryJson.string(sb, subId);
-        this.subJson = sb.toString();
+        this.subJson = subJson;
         this.subJsonBytes = subJson.getBytes(StandardCharsets.UTF_8);
-        this.requestId = requestId;
-        this.startFrom = from;
+        this.next = from;
         this.watch = watch;
         this.out = out;
         this.metrics = metrics;
@@ -62,8 +63,9 @@ final class Subscription implements Runnable {
         this.onEnd = onEnd;
     }
 
+    /** The {@code sub} as JSON text: the key of the socket's subscriptions. */
     String id() {
-        return subId;
+        return subJson;
     }
 
     /**
@@ -85,53 +87,66 @@ final class Subscription implements Runnable {
         return n > Long.MAX_VALUE - 1 - window ? Long.MAX_VALUE - 1 : window + n;
     }
 
+    /** Ends the loop soon, without waiting: for a closed socket or a revoked token, where nothing more is read. */
     void cancel() {
         active = false;
+        watch.wake();
+    }
+
+    /**
+     * Ends the loop and returns only once no frame of this subscription can be sent any more (a frame
+     * being sent has gone out): what the socket sends after this call never has one following it.
+     * Waits for a send in progress, as any reply does.
+     */
+    void stop() {
+        out.locked(() -> active = false);
         watch.wake();
     }
 
     @Override
     public void run() {
         metrics.subscriberOpened();
+        StrandMetrics.ReplayLag lag = metrics.replayLag();
         try {
-            long head = watch.head();
-            next = "latest".equals(startFrom) ? head + 1 : Math.max(1, (Long) startFrom);
-            String reply = "{\"id\":" + requestId + ",\"ok\":true,\"sub\":" + subJson + ",\"from\":" + next + ",\"head\":" + head + "}";
-            if (!out.send(reply)) {
-                return;
-            }
-            loop();
+            loop(lag);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             if (active && out.isOpen()) {
-                // the SPEC §2 error object too: a corrupt entry is named (ws, log, seq), not just "an exception"
-                StrandException error = ApiErrors.classify(e);
-                out.send(frame("closed") + ",\"reason\":\"error: " + error.code().wire() + "\",\"next\":" + next
-                        + ",\"error\":" + Json.string(ApiErrors.errorObject(error)) + "}");
+                // the error object as in a reply, so cold_unavailable (retry later) and corrupt stay apart
+                send(frame("closed") + ",\"reason\":\"error\",\"error\":" + Json.string(ApiErrors.errorObject(ApiErrors.classify(e)))
+                        + ",\"next\":" + next + "}");
             }
         } finally {
             watch.close();
+            lag.close();
             metrics.subscriberClosed();
             onEnd.run();
         }
     }
 
-    private void loop() throws InterruptedException {
+    private void loop(StrandMetrics.ReplayLag lag) throws InterruptedException {
         boolean caughtUp = false;
         long started = System.nanoTime();
         long lastProgress = started;
-        long lastSent = started;
+        lastSent = started;
         long delivered = 0;
         EntryJson buffer = null;
         while (active && out.isOpen()) {
             if (watch.deleted()) {
-                out.send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + next + "}");
+                send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + next + "}");
                 return;
             }
             long allowed = credit.get();
             if (allowed <= 0) {
-                watch.awaitBeyond(Long.MAX_VALUE - 1, heartbeatMillis); // woken by credit or cancel
+                // out of credit: wait for credit (or cancel), beating meanwhile so the client can tell a live socket
+                long head = watch.awaitBeyond(Long.MAX_VALUE - 1, untilHeartbeatMillis());
+                if (credit.get() <= 0 && heartbeatDue()) {
+                    lag.set(head - next + 1);
+                    if (!heartbeat(head)) {
+                        return;
+                    }
+                }
                 continue;
             }
             if (buffer == null) {
@@ -140,46 +155,67 @@ final class Subscription implements Runnable {
             buffer.startFrame(subJsonBytes);
             PageInfo page = watch.read(next, (int) Math.min(MAX_FRAME_ENTRIES, allowed), MAX_FRAME_BYTES, buffer);
             if (page.gap() != null) {
-                out.send(frame("gap") + ",\"from\":" + page.gap().from() + ",\"to\":" + page.gap().to() + "}");
+                if (!send(frame("gap") + ",\"from\":" + page.gap().from() + ",\"to\":" + page.gap().to() + "}")) {
+                    return;
+                }
                 next = page.gap().to() + 1;
             }
             if (page.count() > 0) {
-                next = page.next();
-                if (!out.send(buffer.endFrame(next).text())) {
+                long after = page.next();
+                if (!send(buffer.endFrame(after).text())) {
                     return;
                 }
+                next = after;
                 metrics.frameSent();
                 if (allowed != Long.MAX_VALUE) {
                     credit.addAndGet(-page.count());
                 }
                 delivered += page.count();
                 long now = System.nanoTime();
-                lastSent = now;
                 long behind = page.head() - next + 1;
-                metrics.replayLag(Math.max(0, behind));
+                lag.set(behind);
                 if (!caughtUp && behind > 0 && now - lastProgress >= PROGRESS_EVERY_NANOS) {
                     double seconds = (now - started) / 1e9;
                     long rate = seconds > 0 ? (long) (delivered / seconds) : 0;
                     long eta = rate > 0 ? behind * 1000 / rate : -1;
-                    out.send(frame("progress") + ",\"next\":" + next + ",\"head\":" + page.head()
+                    send(frame("progress") + ",\"next\":" + next + ",\"head\":" + page.head()
                             + ",\"rate\":" + rate + ",\"etaMs\":" + eta + "}");
                     lastProgress = now;
                 }
                 continue;
             }
             buffer = null; // at the head: wait without holding a frame buffer
+            lag.set(0);
             if (!caughtUp) {
                 caughtUp = true;
-                out.send(frame("caughtUp") + ",\"next\":" + next + "}");
-                lastSent = System.nanoTime();
+                send(frame("caughtUp") + ",\"next\":" + next + "}");
             }
-            long waitMillis = Math.max(1, heartbeatMillis - (System.nanoTime() - lastSent) / 1_000_000);
-            long head = watch.awaitBeyond(next - 1, waitMillis);
-            if (head < next && active && (System.nanoTime() - lastSent) / 1_000_000 >= heartbeatMillis) {
-                out.send(frame("heartbeat") + ",\"head\":" + head + "}");
-                lastSent = System.nanoTime();
+            long head = watch.awaitBeyond(next - 1, untilHeartbeatMillis());
+            if (head < next && heartbeatDue() && !heartbeat(head)) {
+                return;
             }
         }
+    }
+
+    private long untilHeartbeatMillis() {
+        return Math.max(1, heartbeatMillis - (System.nanoTime() - lastSent) / 1_000_000);
+    }
+
+    private boolean heartbeatDue() {
+        return (System.nanoTime() - lastSent) / 1_000_000 >= heartbeatMillis;
+    }
+
+    private boolean heartbeat(long head) {
+        return send(frame("heartbeat") + ",\"head\":" + head + "}");
+    }
+
+    /** Sends a frame of this subscription unless it was stopped; false when it was not sent. */
+    private boolean send(String frame) {
+        if (!out.sendIf(() -> active, frame)) {
+            return false;
+        }
+        lastSent = System.nanoTime();
+        return true;
     }
 
     private String frame(String type) {

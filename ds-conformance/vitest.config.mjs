@@ -1,0 +1,9 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["conformance.test.mjs"],
+    testTimeout: 5000,
+    reporters: ["default"],
+  },
+})
