@@ -2,7 +2,7 @@
 #   mvn -B -DskipTests package && docker build -t strand .
 #   docker run -p 8080:8080 -v strand-data:/var/lib/strand strand
 # The root token is written to the data volume: docker exec <container> cat /var/lib/strand/root.token
-# A JDK rather than a JRE: Chronicle Map compiles classes at run time (jdk.compiler).
+# A JDK rather than a JRE: Chronicle compiles classes at run time (jdk.compiler); bin/strand refuses a JRE.
 FROM eclipse-temurin:25-jdk
 ARG VERSION=0.1.0-SNAPSHOT
 # ADD unpacks a local tar.gz.

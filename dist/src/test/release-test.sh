@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Tests the release as a user gets it: unpacks strand-VERSION.tar.gz ($1) into an empty directory,
-# checks it holds only bin/ and lib/, that the launcher refuses a Java older than 25 with a clear
-# message, then (JAVA_HOME unset, the JDK found on PATH) runs `bin/strand serve --port 0`, appends
-# and reads an entry over HTTP, stops it with SIGTERM (exit 143: the JVM's status once its shutdown
-# hooks have run) and starts it again on the same data to read the entry back.
+# checks it holds only bin/ and lib/, that the launcher refuses a Java older than 25 and a JRE with
+# a clear message, then (JAVA_HOME unset, the JDK found on PATH) runs `bin/strand serve --port 0`, appends
+# and reads an entry and puts and gets a doc over HTTP, stops it with SIGTERM (exit 143: the JVM's
+# status once its shutdown hooks have run) and starts it again on the same data to read the entry back.
 # Env: JAVA_HOME (the JDK 25 to run it with; mvn sets it).
 set -euo pipefail
 TARBALL="$(readlink -f "$1")"
@@ -38,6 +38,17 @@ set -e
 [ "$RC" -eq 1 ] || fail "an old JAVA_HOME: exit $RC, want 1 ($MSG)"
 echo "$MSG" | grep -q "version 17" && echo "$MSG" | grep -q "needs a JDK 25" || fail "an old JAVA_HOME: unclear message: $MSG"
 echo "release test: a Java 17 JAVA_HOME is refused: $(echo "$MSG" | head -n 1)"
+
+# So is a Java 25 runtime without jdk.compiler (a JRE), which Chronicle needs.
+echo 'JAVA_VERSION="25.0.1"' >"$OLD/release"
+echo 'MODULES="java.base java.logging jdk.unsupported"' >>"$OLD/release"
+set +e
+MSG="$(env -u STRAND_JAVA_HOME JAVA_HOME="$OLD" "$REL/bin/strand" --version 2>&1)"
+RC=$?
+set -e
+[ "$RC" -eq 1 ] || fail "a JRE: exit $RC, want 1 ($MSG)"
+echo "$MSG" | grep -q "without the jdk.compiler module" || fail "a JRE: unclear message: $MSG"
+echo "release test: a Java 25 JRE is refused: $(echo "$MSG" | head -n 1)"
 
 # From here on the JDK is found on PATH, as on a machine with no JAVA_HOME.
 DATA="$WORK/data"
@@ -74,7 +85,10 @@ REPLY="$(curl -sS -f -H "$AUTH" -XPOST "$URL/v1/ws/release/logs/smoke/entries" -
 echo "$REPLY" | grep -q '"lastSeq":1' || fail "append reply: $REPLY"
 PAGE="$(curl -sS -f -H "$AUTH" "$URL/v1/ws/release/logs/smoke/entries?from=1")" || fail "read failed"
 echo "$PAGE" | grep -q '"hello":"release"' || fail "read reply: $PAGE"
-echo "release test: $URL appended and read one entry"
+curl -sS -f -H "$AUTH" -XPUT "$URL/v1/ws/release/docs/smoke" -d '{"value":{"n":1}}' >/dev/null || fail "doc put failed"
+DOC="$(curl -sS -f -H "$AUTH" "$URL/v1/ws/release/docs/smoke")" || fail "doc get failed"
+echo "$DOC" | grep -q '"n":1' || fail "doc get reply: $DOC"
+echo "release test: $URL appended and read one entry, put and got one doc"
 stop
 echo "release test: SIGTERM stopped it cleanly"
 
