@@ -28,6 +28,12 @@ public enum ErrorCode {
     TOO_MANY_SUBSCRIPTIONS("too_many_subscriptions", 429),
     INTERNAL("internal", 500),
     UNAVAILABLE("unavailable", 503),
+    /**
+     * The write ran but could not be made durable: it may be present after a restart or not. Retry
+     * with {@code producerId}/{@code producerSeq} (appends) or {@code expectVersion} (docs) so a write
+     * that did land is not applied twice. Carries {@code "retryable":true}.
+     */
+    OUTCOME_UNKNOWN("outcome_unknown", 503),
     COLD_UNAVAILABLE("cold_unavailable", 503),
     STORAGE_FULL("storage_full", 507),
     CORRUPT("corrupt", 500);

@@ -29,8 +29,12 @@ import java.util.zip.CRC32C;
  * Chronicle cycle file after a group of appends took 0.5–2.4 ms and write-protect faults on every
  * page after). The stores (queues, doc journal, map) then stay in the page cache.
  *
- * <p>Checkpoint: when a segment fills, the lane moves on and a background thread calls
- * {@code syncfs} on the data directory's file system; only then is the full segment let go. It is
+ * <p>Checkpoint: when a segment fills, or holds {@code checkpointRecords} records, the lane moves on
+ * and a background thread calls {@code syncfs} on the data directory's file system; only then is the
+ * full segment let go. The record bound keeps what a crash leaves to replay small (each replayed
+ * record may open a log's queue: 67,258 records, mostly first appends to new logs, took 32 s) rather
+ * than whatever 16 MiB of small records holds; a clean {@link #close()} checkpoints everything, so
+ * the next start replays nothing. It is
  * recycled (renamed to {@code free-N.wal} and reused by a later lane), so a busy server writes each
  * segment's zeros once, not once per segment: zero-filling in the background competed with the
  * durable writes for the disk. On start, {@link #recover()} hands every record left over from the
@@ -50,6 +54,8 @@ public final class WriteAheadLog implements AutoCloseable {
     static final int GROUP_HEADER_BYTES = 8;
     static final int RECORD_HEADER_BYTES = 5;
     private static final long MAGIC = 0x5354524e4457414cL; // "STRNDWAL"
+    /** Records per lane segment before a checkpoint, unless the segment fills first. */
+    public static final int DEFAULT_CHECKPOINT_RECORDS = 8192;
     /** Free segments kept for reuse; more are deleted. */
     private static final int MAX_FREE = 4;
     private static final Pattern SEGMENT_NAME = Pattern.compile("(\\d+)-(\\d+)\\.wal");
@@ -69,6 +75,7 @@ public final class WriteAheadLog implements AutoCloseable {
 
     private final Path dir;
     private final long segmentBytes;
+    private final int checkpointRecords;
     private final Map<Byte, Replayer> replayers = new ConcurrentHashMap<>();
     private final List<Segment> leftover;
     /** Segments whose records are all checkpointed, ready for reuse. */
@@ -83,14 +90,26 @@ public final class WriteAheadLog implements AutoCloseable {
     private long nextFreeName;
     private boolean recovered;
 
-    /** Segments of 16 MiB: a checkpoint about every 16 MiB of records per lane. */
+    /** Bytes of one segment file (allocated once, then recycled). */
+    public static final long DEFAULT_SEGMENT_BYTES = 16L << 20;
+
+    /** Segments of 16 MiB: a checkpoint every 16 MiB or {@link #DEFAULT_CHECKPOINT_RECORDS} records per lane. */
     public WriteAheadLog(Path dir) {
-        this(dir, 16L << 20);
+        this(dir, DEFAULT_SEGMENT_BYTES);
     }
 
     public WriteAheadLog(Path dir, long segmentBytes) {
+        this(dir, segmentBytes, DEFAULT_CHECKPOINT_RECORDS);
+    }
+
+    /** @param checkpointRecords a lane moves to a new segment (checkpointing the old) after this many records */
+    public WriteAheadLog(Path dir, long segmentBytes, int checkpointRecords) {
+        if (checkpointRecords < 1) {
+            throw new IllegalArgumentException("checkpointRecords must be ≥ 1, not " + checkpointRecords);
+        }
         this.dir = dir;
         this.segmentBytes = Math.max(segmentBytes, 4096);
+        this.checkpointRecords = checkpointRecords;
         try {
             Files.createDirectories(dir);
             this.leftover = listSegments(dir);
@@ -376,6 +395,8 @@ public final class WriteAheadLog implements AutoCloseable {
         private final CRC32C crc = new CRC32C();
         private OpenSegment current;
         private long position;
+        /** Records written to {@code current}. */
+        private int records;
         private CompletableFuture<OpenSegment> next;
 
         private Lane(int number) {
@@ -384,9 +405,10 @@ public final class WriteAheadLog implements AutoCloseable {
 
         /** Writes one group's records and returns once they are on disk. */
         public void write(Batch batch) throws IOException {
+            FailPoints.ioError("wal.write");
             ByteBuffer group = batch.buffer;
             int n = group.position();
-            if (current == null || position + n > current.size()) {
+            if (current == null || position + n > current.size() || (records > 0 && records + batch.records > checkpointRecords)) {
                 moveOn(n);
             }
             group.putInt(0, n - GROUP_HEADER_BYTES);
@@ -395,6 +417,7 @@ public final class WriteAheadLog implements AutoCloseable {
             while (group.hasRemaining()) {
                 position += current.channel().write(group, position);
             }
+            records += batch.records;
         }
 
         private void moveOn(int groupBytes) throws IOException {
@@ -411,6 +434,7 @@ public final class WriteAheadLog implements AutoCloseable {
                 throw new IOException("next write-ahead segment: " + e.getMessage(), e);
             }
             position = SEGMENT_HEADER_BYTES;
+            records = 0;
             if (next == null) {
                 next = CompletableFuture.supplyAsync(() -> prepare(number, segmentBytes), background);
             }
@@ -445,18 +469,23 @@ public final class WriteAheadLog implements AutoCloseable {
      */
     public static final class Batch {
         private ByteBuffer buffer = ByteBuffer.allocateDirect(64 * 1024).position(GROUP_HEADER_BYTES);
+        private int records;
+        private int recordsAtMark;
 
         public void add(byte type, byte[] payload) {
             ensure(RECORD_HEADER_BYTES + payload.length);
             buffer.putInt(1 + payload.length).put(type).put(payload);
+            records++;
         }
 
         int mark() {
+            recordsAtMark = records;
             return buffer.position();
         }
 
         void reset(int mark) {
             buffer.position(mark);
+            records = recordsAtMark;
         }
 
         boolean isEmpty() {
@@ -465,6 +494,7 @@ public final class WriteAheadLog implements AutoCloseable {
 
         void clear() {
             buffer.clear().position(GROUP_HEADER_BYTES);
+            records = 0;
         }
 
         private void ensure(int more) {

@@ -250,14 +250,20 @@ public final class Writers implements AutoCloseable {
                     continue; // not used to stop; re-check anyway
                 }
                 queue.drainTo(taken, maxBatch - 1);
+                Throwable failed = laneFailure;
                 for (Object item : taken) {
-                    if (item != STOP) {
+                    if (item == STOP) {
+                        continue;
+                    }
+                    if (failed != null) {
+                        refuse((Task<?>) item, failed); // never run: a refused write has changed nothing
+                    } else {
                         runTurn((Task<?>) item);
                     }
                 }
                 taken.clear();
                 if (!group.tasks.isEmpty()) {
-                    complete(laneFailure != null ? laneFailure : group.hasRecords() ? write() : null);
+                    complete(group.hasRecords() ? write() : null);
                 }
             }
         }
@@ -276,14 +282,29 @@ public final class Writers implements AutoCloseable {
             group.outcomes.add(outcome);
         }
 
+        /**
+         * After a failed durable write the lane takes no more turns: they would build on changes that
+         * may be lost, and their own could not be made durable either. Nothing of theirs ran.
+         */
+        private void refuse(Task<?> task, Throwable laneFailed) {
+            task.future().completeExceptionally(new StrandException(ErrorCode.UNAVAILABLE,
+                    "not applied: writer " + thread.getName() + " stopped taking writes after a failed durable write ("
+                            + laneFailed.getMessage() + "); they resume after a restart",
+                    java.util.Map.of("retryable", true), laneFailed));
+        }
+
+        /**
+         * A failed write leaves its group's turns applied in the stores' page cache (a queue excerpt,
+         * a doc value) but not durable: after a crash they may be there or not, so each is answered
+         * {@link ErrorCode#OUTCOME_UNKNOWN}, never an error that says nothing changed.
+         */
         private Throwable write() {
             long start = System.nanoTime();
             try {
                 lane.write(group.commit.records);
                 return null;
             } catch (Throwable t) {
-                return new StrandException(ErrorCode.UNAVAILABLE,
-                        "write could not be made durable: " + t.getMessage(), java.util.Map.of(), t);
+                return outcomeUnknown("it could not be made durable (" + t.getMessage() + ")", t);
             } finally {
                 syncNanosObserver.accept(System.nanoTime() - start);
             }
@@ -299,7 +320,7 @@ public final class Writers implements AutoCloseable {
                     try {
                         hook.run();
                     } catch (RuntimeException e) {
-                        failure = e;
+                        failure = outcomeUnknown("a step after it was made durable failed (" + e + ")", e);
                     }
                 }
             }
@@ -319,5 +340,12 @@ public final class Writers implements AutoCloseable {
     }
 
     private record Outcome(Object value, Throwable error) {
+    }
+
+    /** The answer to a write that ran but may not be durable: retry idempotently. */
+    static StrandException outcomeUnknown(String why, Throwable cause) {
+        return new StrandException(ErrorCode.OUTCOME_UNKNOWN, "the write may or may not have been applied: " + why
+                + "; retry with producerId/producerSeq (appends) or expectVersion (docs) so it is applied at most once",
+                java.util.Map.of("retryable", true), cause);
     }
 }

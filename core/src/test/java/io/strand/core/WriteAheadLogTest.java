@@ -2,6 +2,7 @@ package io.strand.core;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -29,7 +30,11 @@ class WriteAheadLogTest {
 
     /** Writers whose turns log "owner:n" records; left open, as a killed process leaves them. */
     private Writers crashedWritersThatLogged(long firstSegment, int perOwner, List<String> owners) {
-        Writers writers = new Writers("t", 2, Durability.FSYNC, 64, new WriteAheadLog(dir, firstSegment), n -> { });
+        return crashedWritersThatLogged(new WriteAheadLog(dir, firstSegment), perOwner, owners);
+    }
+
+    private Writers crashedWritersThatLogged(WriteAheadLog wal, int perOwner, List<String> owners) {
+        Writers writers = new Writers("t", 2, Durability.FSYNC, 64, wal, n -> { });
         List<CompletableFuture<?>> acks = new ArrayList<>();
         for (int i = 0; i < perOwner; i++) {
             for (String owner : owners) {
@@ -100,6 +105,30 @@ class WriteAheadLogTest {
         }
     }
 
+    /**
+     * A crash leaves at most about {@code checkpointRecords} records per lane to replay, however many
+     * a 16 MiB segment could hold: replay time must not grow with what was written since the last
+     * segment filled (first restart after creating 5,000 logs replayed 67,258 records, 32 s).
+     */
+    @Test
+    void replayAfterACrashShouldBeBoundedByCheckpointRecordsNotBySegmentSize() throws IOException {
+        int checkpointRecords = 100;
+        crashedWritersThatLogged(new WriteAheadLog(dir, 16L << 20, checkpointRecords), 1000, List.of("a", "b", "c"));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (segments().size() > 4 && System.nanoTime() < deadline) { // 2 lanes × (current + prepared next)
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // checkpoints run in the background
+        }
+        List<String> seen = replayAll();
+        assertTrue(seen.size() <= 2 * checkpointRecords, "2 lanes × " + checkpointRecords + " records at most, replayed " + seen.size());
+        for (String owner : List.of("a", "b", "c")) {
+            List<String> mine = seen.stream().filter(s -> s.startsWith(owner + ":")).toList();
+            int first = 1000 - mine.size();
+            for (int i = 0; i < mine.size(); i++) {
+                assertEquals(owner + ":" + (first + i), mine.get(i), "replay is a gapless suffix of what " + owner + " logged");
+            }
+        }
+    }
+
     /** Groups of many turns from many threads: hooks and acks come in the order the turns ran. */
     @Test
     void acksShouldCompleteInTheOrderTurnsRan() throws Exception {
@@ -132,9 +161,14 @@ class WriteAheadLogTest {
         }
     }
 
-    /** A write-ahead write that fails (here: the channel closed under it by an interrupt) fails its group and every later one, and is reported. */
+    /**
+     * A write-ahead write that fails (here: the channel closed under it by an interrupt) leaves its
+     * group's turns applied in memory but not durable: each is answered {@code outcome_unknown},
+     * retryable. Every later write is refused without running (so a refusal changed nothing), and
+     * the failure is reported.
+     */
     @Test
-    void aFailedWriteShouldFailItsGroupAndEveryLaterOneAndBeReported() {
+    void aFailedWriteShouldAnswerOutcomeUnknownAndRefuseEveryLaterWriteWithoutRunningIt() {
         try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
             writers.submit("a", c -> {
                 c.log(TYPE, new byte[] {1});
@@ -147,13 +181,22 @@ class WriteAheadLogTest {
                 return null;
             });
             CompletionException e = assertThrows(CompletionException.class, broken::join);
-            assertEquals(ErrorCode.UNAVAILABLE, ((StrandException) e.getCause()).code());
+            StrandException unknown = (StrandException) e.getCause();
+            assertEquals(ErrorCode.OUTCOME_UNKNOWN, unknown.code());
+            assertEquals(true, unknown.extras().get("retryable"));
+            assertTrue(unknown.getMessage().contains("producerId/producerSeq"), unknown.getMessage());
+            java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
             CompletableFuture<Object> later = writers.submit("a", c -> {
+                ran.set(true);
                 c.log(TYPE, new byte[] {3});
                 return null;
             });
-            assertThrows(CompletionException.class, later::join, "a later group built on the lost one is never acknowledged");
-            assertTrue(writers.failure().orElseThrow().startsWith("t-writer-0: write could not be made durable"),
+            CompletionException refused = assertThrows(CompletionException.class, later::join,
+                    "a later group built on the lost one is never acknowledged");
+            assertEquals(ErrorCode.UNAVAILABLE, ((StrandException) refused.getCause()).code());
+            assertEquals(true, ((StrandException) refused.getCause()).extras().get("retryable"));
+            assertFalse(ran.get(), "a refused write never ran, so it changed nothing");
+            assertTrue(writers.failure().orElseThrow().startsWith("t-writer-0: the write may or may not have been applied"),
                     writers.failure().orElseThrow());
         }
     }

@@ -33,7 +33,8 @@ public record ServerConfig(
         int maxSubscriptionsPerSocket,
         Duration heartbeat,
         boolean auth,
-        long docCapacity) {
+        long docCapacity,
+        int walCheckpointRecords) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -53,7 +54,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
-            Map.entry("STRAND_DOC_CAPACITY", "200000"));
+            Map.entry("STRAND_DOC_CAPACITY", "200000"),
+            Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)));
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
@@ -79,6 +81,9 @@ public record ServerConfig(
             }
         }
         LogConfig.rollCycleNamed(hotRollCycle); // validates
+        if (walCheckpointRecords < 1) {
+            throw new IllegalArgumentException("--wal-checkpoint-records must be ≥ 1, not " + walCheckpointRecords);
+        }
     }
 
     /** Settings from {@code values} (environment-style keys), falling back to {@link #DEFAULTS}. */
@@ -108,7 +113,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
-                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")));
+                Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
+                Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")));
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */

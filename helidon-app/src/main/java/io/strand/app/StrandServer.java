@@ -62,7 +62,8 @@ public final class StrandServer implements AutoCloseable {
             throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e.getMessage(), e);
         }
         this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096,
-                new WriteAheadLog(config.dataDir().resolve("wal")), metrics::syncNanos);
+                new WriteAheadLog(config.dataDir().resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, config.walCheckpointRecords()),
+                metrics::syncNanos);
         this.logs = new LogStore(config.logConfig(), writers);
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
@@ -77,7 +78,11 @@ public final class StrandServer implements AutoCloseable {
         this.audit = new AuditLog(logs);
         this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers);
-        writers.recover(); // both stores registered their replayers; nothing is served before this
+        long replayStart = System.nanoTime();
+        long replayed = writers.recover(); // both stores registered their replayers; nothing is served before this
+        long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
+        metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
+        metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",

@@ -375,12 +375,15 @@ final class HotLog implements AutoCloseable {
      * Reads entries with {@code fromSeq ≤ seq ≤ toSeq} in order, at most {@code maxEntries} and, past
      * the first entry, at most {@code maxBytes} of weight, on a pooled cursor: one left exactly at
      * {@code fromSeq} by an earlier read continues without a seek. Any thread; {@code toSeq} must not
-     * pass the last seq written.
-     * @return the seq after the last entry delivered
+     * pass the last seq written. The first entry delivered is {@code fromSeq} or there is none: a seq
+     * whose cycle file a roll dropped (below {@link #firstSeq()}, which may move during the call) is
+     * not here any more, and the caller must read it from the cold tier rather than get later seqs.
+     * @return the seq after the last entry delivered ({@code fromSeq} when none was)
      */
     long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, EntrySink sink) {
-        long from = Math.max(fromSeq, firstSeq);
-        if (from > toSeq || firstSeq == 0) {
+        long from = fromSeq;
+        long first = firstSeq;
+        if (from > toSeq || first == 0 || from < first) {
             return fromSeq;
         }
         ReadCursors.Cursor cursor = cursors.borrow(from);

@@ -218,19 +218,35 @@ final class Log implements AutoCloseable {
 
     /**
      * Entries {@code from ≤ seq ≤ min(toSeq, head)} across cold and hot, in order, into {@code sink};
-     * returns the next seq.
+     * returns the next seq. The first entry delivered is always {@code from} itself (or nothing is):
+     * each step reads the hot/cold boundary once and asks the side that holds the next seq, and the
+     * hot side never serves a later seq instead (see {@link HotLog#read}). When a roll drops the hot
+     * files of the next seq in between, that side delivers nothing and the next step finds the seq
+     * cold: rolls commit the manifest before they drop hot files, so one side always has it.
      */
     long read(long from, long toSeq, int maxEntries, long maxBytes, EntrySink sink) {
         Counter counter = new Counter(sink);
         long upTo = Math.min(toSeq, head());
         long next = from;
-        long hotFirst = hot.firstSeq();
-        if (next <= upTo && (hotFirst == 0 || next < hotFirst) && cold.lastSeq() >= next) {
-            next = cold.read(next, Math.min(upTo, cold.lastSeq()), maxEntries, maxBytes,
-                    e -> counter.entry(e.seq(), e.ts(), e.key(), e.data(), 0, e.data().length));
-        }
-        if (counter.count < maxEntries && (counter.count == 0 || counter.weight < maxBytes) && next <= upTo) {
-            next = hot.read(next, upTo, maxEntries - counter.count, Math.max(1, maxBytes - counter.weight), counter);
+        int stalls = 0;
+        while (next <= upTo && counter.count < maxEntries && (counter.count == 0 || counter.weight < maxBytes)) {
+            long before = next;
+            long hotFirst = hot.firstSeq();
+            int entries = maxEntries - counter.count;
+            long weight = counter.count == 0 ? maxBytes : Math.max(1, maxBytes - counter.weight);
+            if (hotFirst == 0 || next < hotFirst) {
+                long coldLast = cold.lastSeq();
+                if (coldLast < next) {
+                    break; // on neither side: not written, or trimmed (the caller's first and gap say so)
+                }
+                next = cold.read(next, Math.min(upTo, coldLast), entries, weight,
+                        e -> counter.entry(e.seq(), e.ts(), e.key(), e.data(), 0, e.data().length));
+            } else {
+                next = hot.read(next, upTo, entries, weight, counter);
+            }
+            if (next == before && ++stalls > 2) {
+                break; // neither side moved: a short page, never a skipped seq
+            }
         }
         return next;
     }

@@ -43,6 +43,7 @@ public final class LogStore implements AutoCloseable {
     private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
     private final AtomicInteger openLogs = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong reaperFailures = new java.util.concurrent.atomic.AtomicLong();
     private final ScheduledExecutorService reaper;
     private volatile ColdTier coldTier;
     private volatile Roller roller;
@@ -469,7 +470,7 @@ public final class LogStore implements AutoCloseable {
             int over = openLogs.get() - config.maxOpenLogs();
             List<LogSlot> candidates = new ArrayList<>(slots.values());
             if (over > 0) {
-                candidates.sort(Comparator.comparingLong(LogSlot::lastUsed));
+                candidates = leastRecentlyUsedFirst(candidates);
             }
             for (LogSlot slot : candidates) {
                 boolean force = over > 0;
@@ -480,9 +481,31 @@ public final class LogStore implements AutoCloseable {
                 slots.computeIfPresent(slot.ws + '/' + slot.name, (key, found) -> found == slot && slot.forgettable() ? null : found);
             }
         } catch (RuntimeException e) {
+            reaperFailures.incrementAndGet();
             System.getLogger("strand.logs").log(System.Logger.Level.WARNING, "idle close failed", e);
         }
         return closed;
+    }
+
+    /**
+     * {@code slots} ordered by their last use as read once here: readers move {@code lastUsed} while
+     * the reaper sorts, and a sort whose keys change under it fails ("Comparison method violates its
+     * general contract!"), which used to leave the open-logs cap unenforced.
+     */
+    private static List<LogSlot> leastRecentlyUsedFirst(List<LogSlot> slots) {
+        record Seen(LogSlot slot, long lastUsed) {
+        }
+        List<Seen> seen = new ArrayList<>(slots.size());
+        for (LogSlot slot : slots) {
+            seen.add(new Seen(slot, slot.lastUsed()));
+        }
+        seen.sort(Comparator.comparingLong(Seen::lastUsed));
+        return seen.stream().map(Seen::slot).toList();
+    }
+
+    /** Reaper turns that failed (each logged); a failed turn leaves logs open past the cap. */
+    long reaperFailures() {
+        return reaperFailures.get();
     }
 
     public int openLogs() {

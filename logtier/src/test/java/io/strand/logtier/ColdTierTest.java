@@ -44,9 +44,13 @@ class ColdTierTest {
     }
 
     private Node start() {
+        return start(1_000);
+    }
+
+    private Node start(long hotEntries) {
         LogConfig config = LogConfig.defaults(dir.resolve("data"), Durability.OS)
                 .withRollCycle(TestRollCycles.TEST_SECONDLY)
-                .withHot(new LogConfig.HotThreshold(1_000, 1L << 40, Duration.ofDays(1)));
+                .withHot(new LogConfig.HotThreshold(hotEntries, 1L << 40, Duration.ofDays(1)));
         Writers writers = new Writers("t", 2, Durability.OS, 1024, null, n -> { });
         LogStore store = new LogStore(config, writers);
         store.enableColdTier(new ColdTier(new FileColdStore(dir.resolve("cold")), new BlockCache(8 << 20),
@@ -98,5 +102,140 @@ class ColdTierTest {
             assertTrue(node.store.delete("w", "c"));
             assertEquals(0, node.store.readForward("w", "c", 1, 10).head());
         }
+    }
+
+    /**
+     * Forbidden outcome: a page or subscription chunk whose first entry is not the seq asked for while
+     * it carries no {@code gap}. One-second hot files, rolls dropping them every second, compaction
+     * merging and deleting cold segments (no grace), readers asking for the seq where the hot part
+     * starts (the boundary a roll moves) and a subscriber following each log from seq 1.
+     */
+    @Test
+    void readsShouldNeverStartAfterTheRequestedSeqWithoutAGapWhileRollsAndCompactionRun() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("readsShouldNeverStartAfterTheRequestedSeqWithoutAGap… seed " + seed);
+        List<String> logs = List.of("s0", "s1", "s2");
+        long appendNanos = 8_000_000_000L;
+        java.util.concurrent.ConcurrentLinkedQueue<String> violations = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.atomic.AtomicLong boundaryReads = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong firstMoves = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicBoolean appending = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        long[] heads = new long[logs.size()];
+        try (Node node = start(200)) {
+            List<Thread> threads = new ArrayList<>();
+            threads.add(Thread.ofPlatform().name("appender").start(() -> {
+                long end = System.nanoTime() + appendNanos;
+                try {
+                    while (System.nanoTime() < end) {
+                        for (int l = 0; l < logs.size(); l++) {
+                            node.store.append("w", logs.get(l), batch((int) heads[l] + 1, 5)).join();
+                            heads[l] += 5;
+                        }
+                        java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // pace: a few thousand entries a second
+                    }
+                } catch (Throwable t) {
+                    violations.add("appender: " + t);
+                } finally {
+                    appending.set(false);
+                }
+            }));
+            for (int r = 0; r < 2; r++) {
+                java.util.Random random = new java.util.Random(seed + r);
+                threads.add(Thread.ofPlatform().name("boundary-reader-" + r).start(() -> {
+                    long[] lastFirst = new long[logs.size()];
+                    try {
+                        while (!done.get()) {
+                            int l = random.nextInt(logs.size());
+                            long first = node.store.hotStoredFirst("w", logs.get(l));
+                            if (first != lastFirst[l]) {
+                                firstMoves.incrementAndGet();
+                                lastFirst[l] = first;
+                            }
+                            long from = Math.max(1, first + random.nextInt(3) - 1);
+                            checkChunk(node.store, logs.get(l), from, 1 + random.nextInt(20), violations);
+                            boundaryReads.incrementAndGet();
+                        }
+                    } catch (Throwable t) {
+                        violations.add(Thread.currentThread().getName() + ": " + t);
+                    }
+                }));
+            }
+            long[] followed = new long[logs.size()];
+            threads.add(Thread.ofPlatform().name("subscriber").start(() -> {
+                long[] next = {1, 1, 1};
+                try {
+                    boolean caughtUp = false;
+                    while (!caughtUp) {
+                        boolean wasAppending = appending.get();
+                        caughtUp = !wasAppending;
+                        for (int l = 0; l < logs.size(); l++) {
+                            PageInfo p = checkChunk(node.store, logs.get(l), next[l], 100, violations);
+                            if (p.gap() != null) {
+                                violations.add("subscriber got a gap in " + logs.get(l) + " though nothing is trimmed: " + p.gap());
+                            }
+                            next[l] = p.next();
+                            caughtUp &= next[l] > p.head();
+                        }
+                        if (wasAppending) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000); // tail, not spin
+                        }
+                    }
+                } catch (Throwable t) {
+                    violations.add("subscriber: " + t);
+                } finally {
+                    for (int l = 0; l < logs.size(); l++) {
+                        followed[l] = next[l] - 1;
+                    }
+                }
+            }));
+            threads.add(Thread.ofPlatform().name("compactor").start(() -> {
+                int round = 0;
+                try {
+                    while (!done.get()) {
+                        node.store.coldTier().log("w", logs.get(round++ % logs.size())).compact(1L << 30, Duration.ZERO);
+                        java.util.concurrent.locks.LockSupport.parkNanos(100_000_000); // a compaction every 0.1 s
+                    }
+                } catch (Throwable t) {
+                    violations.add("compactor: " + t);
+                }
+            }));
+            threads.get(0).join();
+            threads.get(3).join(); // the subscriber, once it has followed every log to its final head
+            done.set(true);
+            for (Thread t : threads) {
+                t.join();
+            }
+            System.out.println("boundary reads " + boundaryReads + ", hot starts seen to move " + firstMoves
+                    + ", heads " + java.util.Arrays.toString(heads) + ", cold segments "
+                    + logs.stream().map(l -> node.store.info("w", l).orElseThrow().coldSegments()).toList());
+            assertEquals(List.of(), List.copyOf(violations));
+            assertTrue(firstMoves.get() > logs.size() * 3L, "rolls dropped hot files while readers read: " + firstMoves);
+            for (int l = 0; l < logs.size(); l++) {
+                assertEquals(heads[l], followed[l], "the subscriber followed " + logs.get(l) + " to its head");
+            }
+        }
+    }
+
+    /** Reads one chunk from {@code from} and records any forbidden outcome: a silent skip, a hole, a wrong entry. */
+    private static PageInfo checkChunk(LogStore store, String log, long from, int max, java.util.Collection<String> violations) {
+        List<Long> seqs = new ArrayList<>();
+        List<String> data = new ArrayList<>();
+        PageInfo p = store.readChunk("w", log, from, max, 1L << 20, (seq, ts, key, bytes, offset, length) -> {
+            seqs.add(seq);
+            data.add(new String(bytes, offset, length, StandardCharsets.UTF_8));
+        });
+        long expect = p.gap() == null ? from : p.gap().to() + 1;
+        for (int i = 0; i < seqs.size(); i++) {
+            if (seqs.get(i) != expect + i || !data.get(i).equals("{\"n\":" + seqs.get(i) + "}")) {
+                violations.add(log + ": asked for " + from + (p.gap() == null ? " (no gap)" : " (gap " + p.gap() + ")")
+                        + ", entry " + i + " is seq " + seqs.get(i) + " " + data.get(i));
+                break;
+            }
+        }
+        if (p.next() != expect + seqs.size()) {
+            violations.add(log + ": asked for " + from + ", got " + seqs.size() + " entries, next " + p.next());
+        }
+        return p;
     }
 }

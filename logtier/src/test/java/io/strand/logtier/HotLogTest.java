@@ -84,4 +84,27 @@ class HotLogTest {
             hot.tsOf(hot.firstSeq());
         }
     }
+
+    /**
+     * A reader that saw the hot part start at an older seq asks for it after a roll dropped its cycle
+     * file: the hot part must deliver nothing (the caller then reads the seq cold), never the seqs
+     * after the dropped ones as if they were the ones asked for.
+     */
+    @Test
+    void readOfASeqWhoseCycleWasDroppedShouldDeliverNothingRatherThanLaterSeqs() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withRollCycle(TestRollCycles.TEST_SECONDLY);
+        SetTimeProvider clock = new SetTimeProvider(Instant.parse("2026-01-01T00:00:00Z"))
+                .autoIncrement(100, TimeUnit.MILLISECONDS);
+        try (HotLog hot = HotLog.open(dir.resolve("q"), config, clock)) {
+            for (int b = 0; b < BATCHES; b++) {
+                hot.append(clock.currentTimeMillis(), data(b * (long) BATCH + 1, BATCH), Collections.nCopies(BATCH, null), null, 0);
+            }
+            long staleFirst = hot.firstSeq();
+            assertTrue(hot.dropCyclesBefore(5L * BATCH) > 0, "older cycles dropped");
+            assertTrue(hot.firstSeq() > staleFirst, "the first stored seq moved to " + hot.firstSeq());
+            List<Entry> got = new ArrayList<>();
+            assertEquals(staleFirst, hot.read(staleFirst, hot.lastSeq(), 10, Long.MAX_VALUE, got::add));
+            assertEquals(List.of(), got, "nothing delivered for a seq the hot part no longer holds");
+        }
+    }
 }

@@ -38,6 +38,8 @@ final class ServeCommand implements Callable<Integer> {
     Boolean auth;
     @Option(names = "--hot-roll-cycle", description = "Hot file cycle: hourly (default), daily, five-minutely, minutely, secondly (tests).")
     String hotRollCycle;
+    @Option(names = "--wal-checkpoint-records", description = "Checkpoint a writer's write-ahead segment after this many records (default 8192): bounds the replay after a crash.")
+    Integer walCheckpointRecords;
 
     @Override
     public Integer call() throws Exception {
@@ -55,6 +57,7 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
         put(values, "STRAND_AUTH", auth);
         put(values, "STRAND_HOT_ROLL_CYCLE", hotRollCycle);
+        put(values, "STRAND_WAL_CHECKPOINT_RECORDS", walCheckpointRecords);
         Main.serve(ServerConfig.from(values));
         return 0;
     }
