@@ -96,6 +96,11 @@ public final class ColdTier implements AutoCloseable {
         }
 
         @Override
+        public long bytes() {
+            return cold.manifest().totalBytes();
+        }
+
+        @Override
         public boolean inMemory() {
             return cold.manifestLoaded();
         }

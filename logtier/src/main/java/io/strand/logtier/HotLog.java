@@ -610,6 +610,25 @@ final class HotLog implements AutoCloseable {
         return dir;
     }
 
+    /** Bytes of the queue's cycle files on disk (what dropping cycles gives back). Any thread. */
+    long diskBytes() {
+        long total = 0;
+        try (var files = java.nio.file.Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (f.getFileName().toString().endsWith(".cq4")) {
+                    try {
+                        total += java.nio.file.Files.size(f);
+                    } catch (java.io.IOException gone) {
+                        // dropped meanwhile
+                    }
+                }
+            }
+        } catch (java.io.IOException e) {
+            return total;
+        }
+        return total;
+    }
+
     @Override
     public void close() {
         if (appender != null) {

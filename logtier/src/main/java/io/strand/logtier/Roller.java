@@ -171,6 +171,15 @@ final class Roller implements AutoCloseable {
         try {
             ColdLog c = cold.log(ws, name);
             long coldLast = c.lastSeq();
+            long floor = log.floor();
+            if (coldLast < floor - 1) {
+                // trimmed past the cold part: its segments all lie below first and hot files below it
+                // may be gone, so retire them and continue the cold part at first (never roll a gap)
+                if (coldLast > 0) {
+                    c.trimBefore(floor, io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+                }
+                coldLast = Math.max(c.lastSeq(), floor - 1);
+            }
             long head = log.head();
             long rollTo = everything ? head : target(log, coldLast, head);
             long rolled = 0;
