@@ -34,7 +34,9 @@ public record ServerConfig(
         Duration heartbeat,
         boolean auth,
         long docCapacity,
-        int walCheckpointRecords) {
+        int walCheckpointRecords,
+        io.strand.logtier.RetentionPolicy retentionDefaults,
+        Duration retentionCheckInterval) {
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
             Map.entry("STRAND_HOST", "127.0.0.1"),
@@ -55,10 +57,12 @@ public record ServerConfig(
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
             Map.entry("STRAND_DOC_CAPACITY", "200000"),
+            Map.entry("STRAND_RETENTION_CHECK_INTERVAL", "30s"),
             Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)));
 
     /** Settings with no default: absent means "not set". */
-    private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
+    private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT",
+            "STRAND_RETENTION_MAX_AGE", "STRAND_RETENTION_MAX_ENTRIES", "STRAND_RETENTION_MAX_BYTES");
 
     /** Every setting's environment name, sorted: the server's flags are these ({@code STRAND_HOT_MAX_AGE} is {@code --hot-max-age}). */
     public static java.util.SortedSet<String> keys() {
@@ -81,6 +85,10 @@ public record ServerConfig(
             }
         }
         LogConfig.rollCycleNamed(hotRollCycle); // validates
+        if (retentionCheckInterval.isNegative() || retentionCheckInterval.isZero() || retentionCheckInterval.toSeconds() > 60) {
+            throw new IllegalArgumentException("--retention-check-interval must be more than 0 and at most 60s (a trim is due"
+                    + " within a minute of an entry leaving its policy), not " + retentionCheckInterval);
+        }
         if (walCheckpointRecords < 1) {
             throw new IllegalArgumentException("--wal-checkpoint-records must be ≥ 1, not " + walCheckpointRecords);
         }
@@ -114,7 +122,22 @@ public record ServerConfig(
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
                 Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
-                Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")));
+                Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")),
+                retentionDefaults(get),
+                duration(get.apply("STRAND_RETENTION_CHECK_INTERVAL")));
+    }
+
+    /** {@code --retention-max-age} (a duration, whole seconds), {@code -max-entries}, {@code -max-bytes}: unset = unlimited. */
+    private static io.strand.logtier.RetentionPolicy retentionDefaults(Function<String, String> get) {
+        String age = get.apply("STRAND_RETENTION_MAX_AGE");
+        String entries = get.apply("STRAND_RETENTION_MAX_ENTRIES");
+        String bytes = get.apply("STRAND_RETENTION_MAX_BYTES");
+        try {
+            return new io.strand.logtier.RetentionPolicy(age == null ? null : Math.max(1, duration(age).toSeconds()),
+                    entries == null ? null : Long.valueOf(entries), bytes == null ? null : Long.valueOf(bytes));
+        } catch (io.strand.core.StrandException e) {
+            throw new IllegalArgumentException("--retention-max-*: " + e.getMessage());
+        }
     }
 
     /** {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d}, {@code 250ms} or ISO-8601 ({@code PT1H}). */
