@@ -241,6 +241,35 @@ class RetentionTest {
         }
     }
 
+    /**
+     * A reader whose manifest predates a trim, when the retired segment is already deleted (no grace):
+     * the cold part must deliver nothing rather than the entries after the retired ones as if they
+     * were the seq asked for (the read path then answers with a gap).
+     */
+    @Test
+    void coldReadWithAManifestOlderThanATrimShouldNeverStartAfterTheSeqAskedFor() throws Exception {
+        FileColdStore store = new FileColdStore(dir.resolve("cold"));
+        ColdTier reader = new ColdTier(store, new BlockCache(8 << 20), ColdLogConfig.defaults(dir.resolve("tmp1")));
+        ColdTier trimmer = new ColdTier(store, new BlockCache(8 << 20), ColdLogConfig.defaults(dir.resolve("tmp2")));
+        for (long first = 1; first <= 200; first += 100) {
+            List<Entry> entries = new ArrayList<>();
+            for (long s = first; s < first + 100; s++) {
+                entries.add(new Entry(s, 1000 + s, null, ("{\"n\":" + s + "}").getBytes(StandardCharsets.UTF_8)));
+            }
+            trimmer.log("w", "o").roll(entries);
+        }
+        ColdPart part = reader.part("w", "o");
+        assertEquals(200, part.lastSeq()); // the reader's manifest: segments 1..100 and 101..200
+        trimmer.log("w", "o").trimBefore(101, Duration.ZERO);
+        trimmer.log("w", "o").collectGarbage(java.time.Instant.now());
+        List<Long> got = new ArrayList<>();
+        long next = part.read(50, 200, 10, 1L << 20, e -> got.add(e.seq()));
+        assertEquals(List.of(), got, "nothing, never seqs after the one asked for");
+        assertEquals(50, next);
+        assertEquals(101, part.firstSeq(), "the reader now sees the trimmed manifest");
+        store.close();
+    }
+
     @Test
     void policyAndTrimOfAMissingLogAreNotFoundAndInvalidLimitsBadRequest() throws Exception {
         try (Node node = start(false, 1_000_000, RetentionPolicy.UNLIMITED)) {
