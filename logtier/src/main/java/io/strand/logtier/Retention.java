@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Trims, retention policies and the {@code log-retention} worker that applies them (SPEC §12).
- * Thread-safe: a log's trim point and policy change only in a turn on its workspace's writer (so
+ * Thread-safe: trims, retention policies and the {@code log-retention} worker thread that applies
+ * them (SPEC §12). A log's trim point and policy change only in a turn on its workspace's writer (so
  * they are ordered with its appends); giving space back runs only on the worker thread, while no
  * roll runs ({@link Roller#withoutRolls}), so a trim never races a roll.
  *

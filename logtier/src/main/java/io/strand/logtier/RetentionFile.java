@@ -12,12 +12,12 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * A log's trim point and retention policy, in {@code retention.json} beside its queue:
+ * Stateless: reads and writes a log's trim point and retention policy, in {@code retention.json} beside its queue:
  * {@code {"format":1,"first":N,"policy":{"maxAgeSeconds":…,"maxEntries":…,"maxBytes":…}}}
  * ({@code policy} absent: the server's defaults apply). Written with {@link DurableFiles} (temp
  * file fsynced, renamed, directory fsynced): the rename is the commit point of a trim, so a crash
  * leaves the old state or the new one whole, never a {@code first} that moved back. Absent means
- * first 1 and the server's defaults. Stateless.
+ * first 1 and the server's defaults. Callers write it only on the log's writer thread.
  */
 final class RetentionFile {
     static final String NAME = "retention.json";

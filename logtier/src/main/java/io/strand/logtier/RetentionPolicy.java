@@ -5,9 +5,9 @@ import io.strand.core.StrandException;
 import java.util.function.LongUnaryOperator;
 
 /**
- * How much of a log to keep (SPEC §12): entries older than {@code maxAgeSeconds}, beyond the newest
+ * Immutable: how much of a log to keep (SPEC §12): entries older than {@code maxAgeSeconds}, beyond the newest
  * {@code maxEntries}, or beyond about {@code maxBytes} of entry data leave the log. A null limit is
- * unlimited. Immutable.
+ * unlimited.
  *
  * <p>{@code maxBytes} is measured with the log's average entry size (data bytes ever appended over
  * entries ever appended, as the roller estimates hot bytes), so it costs no scan; the bound is

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * every chunk starts at the seq asked for or says {@code gap} from exactly there; every delivered
  * seq is at or above the {@code first} acknowledged before the read began; the subscriber's
  * entries and gaps cover each log to its head; afterwards every seq from {@code first} to the head
- * reads back. About 15 s.
+ * reads back. About 15 s (appends run 8 s, longer on a loaded machine until both hot files and cold
+ * segments were given back, at most 23 s).
  */
 @Timeout(120)
 class RetentionStressTest {
@@ -64,7 +65,7 @@ class RetentionStressTest {
         AtomicLong gapsSeen = new AtomicLong();
         LogConfig config = LogConfig.defaults(dir.resolve("data"), Durability.OS)
                 .withRollCycle(TestRollCycles.TEST_SECONDLY)
-                .withHot(new LogConfig.HotThreshold(3_000, 1L << 40, Duration.ofDays(1)));
+                .withHot(new LogConfig.HotThreshold(1_000, 1L << 40, Duration.ofDays(1)));
         Writers writers = new Writers("t", 2, Durability.OS, 1024, null, n -> { });
         LogStore store = new LogStore(config, writers);
         store.enableColdTier(new ColdTier(new FileColdStore(dir.resolve("cold")), new BlockCache(8 << 20),
@@ -77,8 +78,11 @@ class RetentionStressTest {
             List<Thread> threads = new ArrayList<>();
             threads.add(Thread.ofPlatform().name("appender").start(() -> {
                 long end = System.nanoTime() + appendNanos;
+                long latest = end + 15_000_000_000L;
                 try {
-                    while (System.nanoTime() < end) {
+                    // at least 8 s, and on a loaded machine until trims gave both kinds of space back (≤ 23 s)
+                    while (System.nanoTime() < end || System.nanoTime() < latest
+                            && (retention.coldSegmentsRetired.get() == 0 || retention.hotFilesDeleted.get() == 0)) {
                         for (int l = 0; l < logs.size(); l++) {
                             store.append("w", logs.get(l), batch(heads.get(l) + 1, 5)).join();
                             heads.addAndGet(l, 5);
@@ -166,6 +170,18 @@ class RetentionStressTest {
                     }
                 } catch (Throwable t) {
                     violations.add("compactor: " + t);
+                }
+            }));
+            threads.add(Thread.ofPlatform().name("roll-now").start(() -> {
+                int round = 0;
+                try {
+                    while (!done.get()) {
+                        // besides the threshold rolls: a loaded machine appends too slowly to reach them often
+                        store.rollNow("w", logs.get(round++ % logs.size()));
+                        LockSupport.parkNanos(700_000_000); // each log rolled whole every ~2 s
+                    }
+                } catch (Throwable t) {
+                    violations.add("roll-now: " + t);
                 }
             }));
             threads.get(0).join();

@@ -20,10 +20,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Trim and retention of one log (SPEC §12, admin scope), each through {@link AuditLog#perform}:
+ * Stateless (thread-safe): trim and retention of one log (SPEC §12, admin scope), each through {@link AuditLog#perform}:
  * {@code POST /v1/ws/{ws}/logs/{log}/trim {"before":N}} and
  * {@code PUT /v1/ws/{ws}/logs/{log}/retention {"maxAgeSeconds"?,"maxEntries"?,"maxBytes"?}}.
- * Stateless.
  */
 public final class RetentionHttp implements HttpService {
     private static final Set<String> POLICY_FIELDS = Set.of("maxAgeSeconds", "maxEntries", "maxBytes");
