@@ -225,12 +225,25 @@ final class Log implements AutoCloseable {
 
     /**
      * Replaces the trim point and policy: {@code retention.json} durably first, then what readers
-     * see. Writer thread. When the write fails nothing changed (the old file stays whole).
+     * see. Writer thread. A write that failed before its rename changed nothing ({@code unavailable});
+     * one that failed after it (the directory fsync) may survive a crash, so readers see the new
+     * state from now on and the answer is {@code outcome_unknown} (retryable: a retry is a no-op).
      */
     void retention(RetentionFile.State next) {
         try {
             RetentionFile.write(dir, next);
         } catch (IOException e) {
+            boolean renamed;
+            try {
+                renamed = RetentionFile.read(dir).equals(next);
+            } catch (RuntimeException unreadable) {
+                renamed = false;
+            }
+            if (renamed) {
+                retention = next;
+                throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "the retention state of log " + ws + "/" + name
+                        + " was written but may not be durable: " + e.getMessage(), Map.of("retryable", true), e);
+            }
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot store the retention state of log " + ws + "/" + name
                     + ": " + e.getMessage(), Map.of(), e);
         }

@@ -190,7 +190,7 @@ final class Roller implements AutoCloseable {
                 coldLast = segEnd;
                 rolls.incrementAndGet();
             }
-            long bytes = log.info().bytes();
+            long bytes = log.dataBytes();
             known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime()));
             if (rolled > 0) {
                 rolledEntries.addAndGet(rolled);
@@ -213,7 +213,7 @@ final class Roller implements AutoCloseable {
         if (hot > threshold.maxEntries()) {
             rollTo = Math.max(rollTo, head - threshold.maxEntries() / 2);
         }
-        long bytes = log.info().bytes();
+        long bytes = log.dataBytes();
         if (head > 0 && bytes > 0) {
             double avg = (double) bytes / head; // hot bytes estimated from the log's average entry size
             if (hot * avg > threshold.maxBytes()) {
