@@ -28,6 +28,7 @@ import io.strand.app.http.DocsHttp;
 import io.strand.docstore.DocStore;
 import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
+import io.strand.app.http.RetentionHttp;
 import io.strand.coldtier.BlockCache;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStoreConfig;
@@ -65,6 +66,7 @@ public final class StrandServer implements AutoCloseable {
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
+    private final io.strand.logtier.Retention retention;
     private final OpenSockets sockets;
     private final ConnectionGuard guard;
     private final WebServer server;
@@ -111,6 +113,15 @@ public final class StrandServer implements AutoCloseable {
         long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
         metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
+        // after the replay: the worker's first pass finishes trims a crash interrupted
+        this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
+                io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+        metrics.gauge("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
+        metrics.gauge("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
+        metrics.gauge("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
+        metrics.gauge("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
+        metrics.gauge("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
+                retention.coldSegmentsDeleted::get);
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
@@ -244,6 +255,7 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
                         s.dsRegistry::annotate)))
+                .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 .any("/ds/*", s.dsHttp)
@@ -282,6 +294,7 @@ public final class StrandServer implements AutoCloseable {
         server.stop();
         guard.close();
         dsHttp.close();
+        retention.close();
         writers.close();
         logs.close();
         docs.close();

@@ -17,17 +17,18 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code strand logs ls|info|append|read|tail|delete}: the log rows of SPEC §5 from the shell. */
+/** {@code strand logs ls|info|append|read|tail|delete|trim|retention}: the log rows of SPEC §5 and §12 from the shell. */
 @Command(name = "logs", mixinStandardHelpOptions = true, description = "List, inspect, append to, read, follow and delete logs.",
         subcommands = {LogsCommand.Ls.class, LogsCommand.Info.class, LogsCommand.Append.class, LogReadCommand.class,
-                LogTailCommand.class, LogsCommand.Delete.class})
+                LogTailCommand.class, LogsCommand.Delete.class, LogRetentionCommands.Trim.class,
+                LogRetentionCommands.Policy.class})
 final class LogsCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "which one? ls, info, append, read, tail or delete");
+        throw new CommandLine.ParameterException(spec.commandLine(), "which one? ls, info, append, read, tail, delete, trim or retention");
     }
 
     static String logPath(ClientOptions o, String log) {
@@ -73,7 +74,7 @@ final class LogsCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size and tiers.")
+    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size, tiers (bytes hot and cold) and retention policy.")
     static final class Info implements Callable<Integer> {
         @Mixin
         ClientOptions o;

@@ -61,6 +61,14 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--ds-long-poll-timeout",
             description = "How long a Durable Streams long-poll waits for data (default 20s; env STRAND_DS_LONG_POLL_TIMEOUT).")
     String dsLongPollTimeout;
+    @Option(names = "--retention-max-age", description = "Default retention of logs without their own policy: keep entries younger than this (30s, 5m, 2h, 7d); unset = unlimited.")
+    String retentionMaxAge;
+    @Option(names = "--retention-max-entries", description = "Default retention: keep at most this many newest entries per log; unset = unlimited.")
+    Long retentionMaxEntries;
+    @Option(names = "--retention-max-bytes", description = "Default retention: keep about this many bytes of newest entry data per log; unset = unlimited.")
+    Long retentionMaxBytes;
+    @Option(names = "--retention-check-interval", description = "How often the retention worker checks every log (default 30s, at most 60s).")
+    String retentionCheckInterval;
 
     @Override
     public Integer call() throws Exception {
@@ -86,6 +94,10 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_MIN_FREE_DISK", minFreeDisk);
         put(values, "STRAND_WAL_CHECKPOINT_RECORDS", walCheckpointRecords);
         put(values, "STRAND_DS_LONG_POLL_TIMEOUT", dsLongPollTimeout);
+        put(values, "STRAND_RETENTION_MAX_AGE", retentionMaxAge);
+        put(values, "STRAND_RETENTION_MAX_ENTRIES", retentionMaxEntries);
+        put(values, "STRAND_RETENTION_MAX_BYTES", retentionMaxBytes);
+        put(values, "STRAND_RETENTION_CHECK_INTERVAL", retentionCheckInterval);
         Main.serve(ServerConfig.from(values));
         return 0;
     }

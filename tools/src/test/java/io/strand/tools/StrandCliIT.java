@@ -199,7 +199,7 @@ class StrandCliIT {
         assertEquals(2, exec("token", "mint", "--ttl", "soon").exit());
         assertEquals(2, exec("logs", "tail", "x", "--from", "yesterday").exit());
         for (String[] cmd : new String[][] {{}, {"logs"}, {"logs", "ls"}, {"logs", "info"}, {"logs", "append"}, {"logs", "read"},
-                {"logs", "tail"}, {"logs", "delete"}, {"docs"}, {"docs", "get"}, {"docs", "put"}, {"docs", "incr"},
+                {"logs", "tail"}, {"logs", "delete"}, {"logs", "trim"}, {"logs", "retention"}, {"docs"}, {"docs", "get"}, {"docs", "put"}, {"docs", "incr"},
                 {"token"}, {"token", "mint"}, {"token", "revoke"}, {"serve"}, {"bench"}}) {
             List<String> args = new ArrayList<>(List.of(cmd));
             args.add("--help");
@@ -207,6 +207,34 @@ class StrandCliIT {
             assertEquals(0, help.exit(), String.join(" ", args) + ": " + help.err());
             assertTrue(help.out().startsWith("Usage: strand"), help.out());
         }
+    }
+
+    @Test
+    void logsTrimAndRetentionShouldSetFirstAndPolicyAndInfoShouldShowThem() {
+        assertEquals(0, cli("logs", "append", "-w", "acme", "kept", "1", "2", "3", "4", "5", "6").exit());
+        Run trim = cli("logs", "trim", "-w", "acme", "kept", "--before", "3");
+        assertEquals(0, trim.exit(), trim.err());
+        assertEquals("log kept now starts at seq 3 (head 6)", trim.out().strip());
+        Run past = cli("logs", "trim", "-w", "acme", "kept", "--before", "9");
+        assertEquals(1, past.exit());
+        assertTrue(past.err().startsWith("strand: bad_request: "), past.err());
+        Run policy = cli("logs", "retention", "-w", "acme", "--json", "kept", "--max-age", "7d", "--max-entries", "1000");
+        assertEquals(0, policy.exit(), policy.err());
+        assertEquals(604_800, Json.parse(policy.out()).get("retention").get("maxAgeSeconds").asLong(), policy.out());
+        JsonNode info = Json.parse(cli("logs", "info", "-w", "acme", "--json", "kept").out());
+        assertEquals(3, info.get("first").asLong(), info.toString());
+        assertEquals(1000, info.get("retention").get("maxEntries").asLong(), info.toString());
+        assertTrue(info.get("bytesHot").asLong() > 0 && info.has("bytesCold"), info.toString());
+        Run human = cli("logs", "info", "-w", "acme", "kept");
+        assertTrue(human.out().contains("first: 3") && human.out().contains("retention: {\"maxAgeSeconds\":604800"), human.out());
+        Run clear = cli("logs", "retention", "-w", "acme", "kept", "--clear");
+        assertEquals(0, clear.exit(), clear.err());
+        assertEquals("retention of log kept: {\"maxAgeSeconds\":null,\"maxEntries\":null,\"maxBytes\":null}", clear.out().strip());
+        assertEquals(2, exec("logs", "retention", "-w", "acme", "kept").exit(), "a limit or --clear is required");
+        assertEquals(2, exec("logs", "retention", "-w", "acme", "kept", "--clear", "--max-entries", "5").exit());
+        assertEquals(2, exec("logs", "trim", "-w", "acme", "kept").exit(), "--before is required");
+        Run audit = cli("logs", "read", "-w", "_system", "--json", "--all", "audit");
+        assertTrue(audit.out().contains("\"log.trim\"") && audit.out().contains("\"log.retention\""), audit.out());
     }
 
     @Test
