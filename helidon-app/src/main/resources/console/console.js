@@ -38,7 +38,11 @@ function ago(ms) {
   const rel = s < 60 ? s + ' s ago' : s < 3600 ? Math.round(s / 60) + ' min ago' : s < 86400 ? Math.round(s / 3600) + ' h ago' : Math.round(s / 86400) + ' d ago';
   return rel;
 }
-function pretty(json) { return JSON.stringify(json, null, 2); }
+/** Pretty-printed JSON: short values on one spaced line, longer ones indented. */
+function pretty(json) {
+  const oneLine = JSON.stringify(json, null, 1).replace(/\n\s*/g, ' ');
+  return oneLine.length <= 100 ? oneLine : JSON.stringify(json, null, 2);
+}
 function dl(target, pairs) {
   target.replaceChildren();
   for (const [k, v] of pairs) target.append(el('dt', { text: k }), el('dd', { text: v == null ? '–' : String(v) }));
@@ -102,7 +106,7 @@ $('login-form').addEventListener('submit', async ev => {
     showLogin(e instanceof ApiError ? e.message : 'cannot reach the server: ' + e.message);
   }
 });
-$('logout').addEventListener('click', () => logout());
+$('logout').addEventListener('click', () => { logout(); history.replaceState(null, '', '#/'); });
 
 // ------------------------------------------------------------------ views
 
@@ -190,14 +194,14 @@ async function docView(ws, name) {
   const doc = await api(wsPath(ws) + '/docs/' + enc(name));
   $('doc-version').textContent = doc.version;
   $('doc-size').textContent = bytes(new TextEncoder().encode(JSON.stringify(doc.value)).length);
-  $('doc-json').textContent = pretty(doc.value);
+  $('doc-json').textContent = JSON.stringify(doc.value, null, 2);
 }
 
 // ------------------------------------------------------------------ log view: live tail over the socket
 
 /** The open log view's subscription; one at a time. */
 const tail = {
-  socket: null, ws: null, log: null, sub: 0, next: 1, lowest: null, paused: false, caughtUp: false, start: 1, ids: 0,
+  socket: null, ws: null, log: null, sub: 0, next: 1, lowest: null, paused: false, caughtUp: false, start: 1, ids: 0, replayHead: null,
 
   open(ws, log, from) {
     this.stop();
@@ -221,6 +225,7 @@ const tail = {
     this.sub++;
     this.caughtUp = false;
     this.start = from;
+    this.replayHead = null;
     if (this.lowest == null) this.lowest = from;
     this.send({ op: 'subscribe', log: this.log, from, sub: 't' + this.sub });
     this.state('replaying…', false);
@@ -233,6 +238,7 @@ const tail = {
   frame(f) {
     if (f.id != null) {
       if (!f.ok) showError(new ApiError('', f.error.code, f.error.message));
+      else if (f.sub === 't' + this.sub && f.head != null) { this.start = f.from; this.replayHead = f.head; this.progress(f.from, f.head); }
       return;
     }
     if (f.sub !== 't' + this.sub) return; // a frame of a subscription already ended
@@ -242,20 +248,18 @@ const tail = {
         f.entries.forEach(e => $('entries').append(entryItem(e, this.caughtUp)));
         trim();
         if (this.caughtUp) window.scrollTo(0, document.body.scrollHeight);
+        else this.progress(f.next, this.replayHead);
         break;
-      case 'progress': {
-        const total = Math.max(1, f.head + 1 - this.start);
-        const done = Math.min(total, f.next - this.start);
-        $('progress').hidden = false;
-        $('progress-bar').style.width = (100 * done / total).toFixed(1) + '%';
-        $('progress-text').textContent = 'replay ' + num(f.next - 1) + ' / ' + num(f.head)
-          + (f.rate ? ' · ' + num(Math.round(f.rate)) + ' entries/s' : '') + (f.etaMs > 0 ? ' · ' + Math.ceil(f.etaMs / 1000) + ' s left' : '');
+      case 'progress':
+        this.replayHead = f.head;
+        this.progress(f.next, f.head, (f.rate ? ' · ' + num(Math.round(f.rate)) + ' entries/s' : '')
+          + (f.etaMs > 0 ? ' · ' + Math.ceil(f.etaMs / 1000) + ' s left' : ''));
         break;
-      }
       case 'caughtUp':
         this.caughtUp = true;
         this.next = f.next;
-        $('progress').hidden = true;
+        $('progress-bar').style.width = '100%';
+        $('progress-text').textContent = 'caught up: replayed seqs ' + num(this.start) + ' – ' + num(f.next - 1);
         $('entries').append(el('li', { class: 'marker', id: 'caught-up', text: 'caught up at seq ' + num(f.next - 1) + ' · live' }));
         this.state('live', true);
         break;
@@ -265,6 +269,16 @@ const tail = {
         break;
       default: // heartbeat, gap
     }
+  },
+
+  /** The replay bar: how far from the subscription's start to the head it had when last told. */
+  progress(next, head, extra = '') {
+    if (head == null) return;
+    const total = Math.max(1, head + 1 - this.start);
+    const done = Math.max(0, Math.min(total, next - this.start));
+    $('progress').hidden = false;
+    $('progress-bar').style.width = (100 * done / total).toFixed(1) + '%';
+    $('progress-text').textContent = 'replay ' + num(next - 1) + ' / ' + num(head) + extra;
   },
 
   pause() {
@@ -333,6 +347,7 @@ async function jump(to) {
 async function logView(ws, log) {
   show('view-log', [['workspaces', '#/'], [ws, '#/ws/' + enc(ws)], ['log ' + log]]);
   $('log-title').textContent = log;
+  $('jump-to').value = '';
   const [info, cold] = await Promise.all([api(logPath(ws, log)).catch(e => (e.status === 404 ? null : Promise.reject(e))),
     api(logPath(ws, log) + '/cold').catch(e => ({ error: e.message }))]);
   dl($('log-info'), info ? [['entries', num(info.entries)], ['seqs', info.first + ' – ' + info.head], ['hot from seq', info.hotFirst],
@@ -365,7 +380,12 @@ function metric(text, name) {
   return sum;
 }
 
-const metricsState = { at: 0, appends: null, syncSum: null, syncCount: null };
+const metricsState = { at: 0, appends: null, syncSum: null, syncCount: null, ackSum: null, ackCount: null };
+
+/** Mean milliseconds of a timer over the last interval ('idle' when nothing was timed). */
+function meanMs(sum, count, prevSum, prevCount) {
+  return count != null && prevCount != null && count > prevCount ? (1000 * (sum - prevSum) / (count - prevCount)).toFixed(2) : 'idle';
+}
 
 async function refreshMetrics() {
   try {
@@ -375,14 +395,15 @@ async function refreshMetrics() {
     const appends = metric(text, 'strand_appends_total');
     const syncSum = metric(text, 'strand_commit_sync_seconds_sum');
     const syncCount = metric(text, 'strand_commit_sync_seconds_count');
+    const ackSum = metric(text, 'strand_append_latency_seconds_sum');
+    const ackCount = metric(text, 'strand_append_latency_seconds_count');
     const p = metricsState;
     if (p.at && appends != null) $('m-rate').textContent = num(Math.round((appends - p.appends) / ((now - p.at) / 1000)));
-    if (p.at && syncCount != null && syncCount > p.syncCount) {
-      $('m-commit').textContent = (1000 * (syncSum - p.syncSum) / (syncCount - p.syncCount)).toFixed(2);
-    } else if (p.at) {
-      $('m-commit').textContent = 'idle';
+    if (p.at) {
+      $('m-commit').textContent = meanMs(syncSum, syncCount, p.syncSum, p.syncCount);
+      $('m-ack').textContent = meanMs(ackSum, ackCount, p.ackSum, p.ackCount);
     }
-    Object.assign(p, { at: now, appends, syncSum, syncCount });
+    Object.assign(p, { at: now, appends, syncSum, syncCount, ackSum, ackCount });
     const subs = metric(text, 'strand_subscribers');
     $('m-subs').textContent = num(subs == null ? 0 : subs);
   } catch (e) { $('m-rate').textContent = '?'; }
