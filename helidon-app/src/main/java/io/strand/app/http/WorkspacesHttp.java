@@ -20,7 +20,7 @@ import java.util.TreeSet;
  * empty. Stateless.
  */
 public final class WorkspacesHttp implements HttpService {
-    /** Largest number of logs per workspace read for byte totals; past it the reply says {@code "partial": true}. */
+    /** Most logs per workspace read for the totals; past it the reply says {@code "partial": true}. */
     static final int MAX_LOGS_COUNTED = 100_000;
     private final LogStore logs;
     private final DocStore docs;
@@ -55,7 +55,11 @@ public final class WorkspacesHttp implements HttpService {
     }
 
     private ObjectNode describe(String ws) {
-        List<String> logNames = logs.list(ws, null, MAX_LOGS_COUNTED);
+        List<String> logNames = logs.list(ws, null, MAX_LOGS_COUNTED + 1);
+        boolean partial = logNames.size() > MAX_LOGS_COUNTED;
+        if (partial) {
+            logNames = logNames.subList(0, MAX_LOGS_COUNTED);
+        }
         long logBytes = 0;
         long entries = 0;
         for (String log : logNames) {
@@ -69,7 +73,7 @@ public final class WorkspacesHttp implements HttpService {
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("ws", ws).put("logs", logNames.size()).put("entries", entries).put("logBytes", logBytes)
                 .put("docs", usage.docs()).put("docBytes", usage.bytes());
-        if (logNames.size() == MAX_LOGS_COUNTED) {
+        if (partial) {
             o.put("partial", true);
         }
         return o;
