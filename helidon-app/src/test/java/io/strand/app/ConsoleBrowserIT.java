@@ -188,6 +188,7 @@ class ConsoleBrowserIT {
         browser.findElement(By.id("older")).click();
         seen(entry(1));
         wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("older")));
+        ((org.openqa.selenium.JavascriptExecutor) browser).executeScript("window.scrollTo(0, 0)");
         shot("05-log-paged-back");
 
         // pause: nothing arrives; resume: it does
