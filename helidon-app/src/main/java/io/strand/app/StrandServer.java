@@ -3,6 +3,7 @@ package io.strand.app;
 import io.helidon.http.NotFoundException;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.staticcontent.StaticContentService;
 import io.helidon.webserver.observe.ObserveFeature;
 import io.helidon.webserver.observe.health.HealthObserver;
 import io.helidon.webserver.observe.metrics.MetricsObserver;
@@ -29,6 +30,7 @@ import io.strand.docstore.DocStore;
 import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
 import io.strand.app.http.RetentionHttp;
+import io.strand.app.http.WorkspacesHttp;
 import io.strand.coldtier.BlockCache;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStoreConfig;
@@ -256,8 +258,12 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
                         s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
+                .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.logs, s.docs)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
+                // the web console: static files from the jar, no token needed to load them (the page asks for one)
+                .register("/console", StaticContentService.builder("console")
+                        .welcomeFileName("index.html").build())
                 .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
                         unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))

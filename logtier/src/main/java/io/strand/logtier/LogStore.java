@@ -371,6 +371,24 @@ public final class LogStore implements AutoCloseable {
         return out;
     }
 
+    /** Workspaces holding at least one log, in name order (their directories under the logs dir, and any created since). */
+    public List<String> workspaces() {
+        java.util.TreeSet<String> out = new java.util.TreeSet<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(config.logsDir())) {
+            for (Path p : stream) {
+                String w = p.getFileName().toString();
+                if (Files.isDirectory(p) && (Names.isWorkspace(w) || Names.SYSTEM_WORKSPACE.equals(w))) {
+                    out.add(w);
+                }
+            }
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot list workspaces in " + config.logsDir() + ": " + e.getMessage());
+        }
+        out.addAll(namesByWorkspace.keySet());
+        out.removeIf(w -> names(w).isEmpty());
+        return List.copyOf(out);
+    }
+
     private NavigableSet<String> names(String ws) {
         return namesByWorkspace.computeIfAbsent(ws, w -> {
             NavigableSet<String> set = new ConcurrentSkipListSet<>();
