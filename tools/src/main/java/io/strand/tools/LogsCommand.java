@@ -35,7 +35,8 @@ final class LogsCommand implements Callable<Integer> {
         return o.wsPath() + "/logs/" + StrandClient.segment(log);
     }
 
-    @Command(name = "ls", mixinStandardHelpOptions = true, description = "List the logs of a workspace.")
+    @Command(name = "ls", mixinStandardHelpOptions = true,
+            description = "List the logs of a workspace; a Durable Streams stream's log also shows its DS path and content type.")
     static final class Ls implements Callable<Integer> {
         @Mixin
         ClientOptions o;
@@ -48,15 +49,21 @@ final class LogsCommand implements Callable<Integer> {
         public Integer call() {
             StrandClient client = o.client();
             ArrayNode all = Json.MAPPER.createArrayNode();
+            ObjectNode ds = Json.MAPPER.createObjectNode(); // log name -> its Durable Streams path and content type
             String cursor = after;
             while (true) {
                 int page = limit > 0 ? Math.min(1000, limit - all.size()) : 1000;
-                JsonNode reply = client.get(o.wsPath() + "/logs?limit=" + page
+                JsonNode reply = client.get(o.wsPath() + "/logs?ds=true&limit=" + page
                         + (cursor == null ? "" : "&after=" + StrandClient.segment(cursor)));
                 for (JsonNode name : reply.path("logs")) {
                     all.add(name);
+                    JsonNode note = reply.path("ds").path(name.asText());
+                    if (!note.isMissingNode()) {
+                        ds.set(name.asText(), note);
+                    }
                     if (!o.json) {
-                        o.out().println(name.asText());
+                        o.out().println(note.isMissingNode() ? name.asText()
+                                : name.asText() + "\tds:" + note.path("dsPath").asText() + "\t" + note.path("contentType").asText());
                     }
                 }
                 cursor = reply.hasNonNull("after") ? reply.get("after").asText() : null;
@@ -67,6 +74,7 @@ final class LogsCommand implements Callable<Integer> {
             if (o.json) {
                 ObjectNode body = Json.MAPPER.createObjectNode();
                 body.set("logs", all);
+                body.set("ds", ds);
                 o.out().println(Json.string(body));
             }
             o.out().flush();

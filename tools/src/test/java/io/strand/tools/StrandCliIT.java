@@ -97,6 +97,19 @@ class StrandCliIT {
     }
 
     @Test
+    void logsLsShouldShowADurableStreamsLogsPathAndContentType() {
+        assertEquals(201, root.put("/ds/dsls/orders/eu", "[{\"n\":1}]").status()); // the log exists from its first entry
+        assertEquals(0, cli("logs", "append", "-w", "dsls", "plain", "1").exit());
+        Run ls = cli("logs", "ls", "-w", "dsls");
+        assertEquals(0, ls.exit(), ls.err());
+        assertTrue(ls.lines().contains("plain"), ls.out());
+        assertTrue(ls.lines().stream().anyMatch(l -> l.startsWith("ds-") && l.endsWith("\tds:orders/eu\tapplication/json")), ls.out());
+        JsonNode json = Json.parse(cli("logs", "ls", "-w", "dsls", "--json").out());
+        assertEquals(2, json.get("logs").size(), json.toString());
+        assertEquals("orders/eu", json.get("ds").properties().iterator().next().getValue().get("dsPath").asText(), json.toString());
+    }
+
+    @Test
     void logsCommandsShouldAppendReadInspectListAndDelete() {
         Run append = cli("logs", "append", "-w", "acme", "chat", "hello", "{\"a\":1}", "42");
         assertEquals(0, append.exit(), append.err());
