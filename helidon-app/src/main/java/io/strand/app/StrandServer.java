@@ -68,6 +68,8 @@ public final class StrandServer implements AutoCloseable {
     private final OpenSockets sockets;
     private final ConnectionGuard guard;
     private final WebServer server;
+    /** The {@code /v1} routes as registered (for 405s, and for the OpenAPI check). */
+    final AllowedMethods routes = new AllowedMethods();
 
     public StrandServer(ServerConfig config, Authenticator authenticator) {
         this(config, authenticator, null);
@@ -237,7 +239,7 @@ public final class StrandServer implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
-        AllowedMethods routes = new AllowedMethods();
+        AllowedMethods routes = s.routes;
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
                 .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
@@ -246,6 +248,7 @@ public final class StrandServer implements AutoCloseable {
                         s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
+                .get("/openapi", new io.strand.app.http.OpenApiHttp())
                 .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
                         unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
