@@ -96,13 +96,13 @@ public final class StrandServer implements AutoCloseable {
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
         metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
-        metrics.gauge("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
-        metrics.gauge("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
-        metrics.gauge("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
+        metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
+        metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
+        metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
                 () -> coldStat("rollFailures"));
         metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
-        metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
-        metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
+        metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
+        metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
         this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
         this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
@@ -137,9 +137,13 @@ public final class StrandServer implements AutoCloseable {
                 config.maxConnectionsPerIp());
         metrics.gauge("strand.http.connections", "Open connections (HTTP and WebSocket); refused past --max-connections",
                 guard::openConnections);
-        metrics.gauge("strand.http.header.timeouts", "Connections closed because their request head or body did not arrive in time",
+        metrics.counter("strand.http.header.timeouts", "Connections closed because their request head or body did not arrive in time",
                 guard::timedOut);
-        metrics.gauge("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
+        metrics.counter("strand.http.connections.accepted", "Connections accepted since start (HTTP and WebSocket, refused ones included)",
+                guard::accepted);
+        metrics.gauge("strand.sockets", "Open WebSockets", sockets::size);
+        metrics.counter("strand.sockets.opened", "WebSockets opened since start", sockets::opened);
+        metrics.counter("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
                 guard::refusals);
         WsConfig wsConfig = WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build();
         // the only connection selector, so every accepted connection passes the guard first; made by
@@ -163,7 +167,8 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(writers, disk), MetricsObserver.create()))
+                .addFeature(ObserveFeature.just(health(writers, disk), MetricsObserver.builder()
+                        .metricsConfig(StrandMetrics.metricsConfig()).build()))
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
