@@ -41,7 +41,8 @@ public record ServerConfig(
         int maxConnectionsPerIp,
         long minFreeDisk,
         int walCheckpointRecords,
-        Duration dsLongPollTimeout) {
+        Duration dsLongPollTimeout,
+        ServerLogging logging) {
 
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
@@ -76,7 +77,10 @@ public record ServerConfig(
             // free space the data directory keeps: writes past it get 507 storage_full
             Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)),
             Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)),
-            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"));
+            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"),
+            // text (one line each, java.util.logging's SimpleFormatter) or json (one object per line)
+            Map.entry("STRAND_LOG_FORMAT", ServerLogging.DEFAULT_FORMAT),
+            Map.entry("STRAND_LOG_LEVEL", ServerLogging.DEFAULT_LEVEL));
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
@@ -151,7 +155,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")),
                 bytes(get.apply("STRAND_MIN_FREE_DISK")),
                 Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")),
-                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")));
+                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")),
+                ServerLogging.parse(get.apply("STRAND_LOG_FORMAT"), get.apply("STRAND_LOG_LEVEL")));
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */

@@ -169,6 +169,7 @@ public final class StrandServer implements AutoCloseable {
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
                 .addFeature(ObserveFeature.just(health(writers, disk), MetricsObserver.builder()
                         .metricsConfig(StrandMetrics.metricsConfig()).build()))
+                .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();

@@ -62,6 +62,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "How long a Durable Streams long-poll waits for data (default 20s; env STRAND_DS_LONG_POLL_TIMEOUT).")
     String dsLongPollTimeout;
 
+    @Option(names = "--log-format", description = "text (default) or json: one JSON object per log line (env STRAND_LOG_FORMAT).")
+    String logFormat;
+    @Option(names = "--log-level", description = "error, warn, info (default), debug or trace (env STRAND_LOG_LEVEL).")
+    String logLevel;
+
     @Override
     public Integer call() throws Exception {
         Map<String, String> values = new HashMap<>(System.getenv());
@@ -86,6 +91,8 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_MIN_FREE_DISK", minFreeDisk);
         put(values, "STRAND_WAL_CHECKPOINT_RECORDS", walCheckpointRecords);
         put(values, "STRAND_DS_LONG_POLL_TIMEOUT", dsLongPollTimeout);
+        put(values, "STRAND_LOG_FORMAT", logFormat);
+        put(values, "STRAND_LOG_LEVEL", logLevel);
         Main.serve(ServerConfig.from(values));
         return 0;
     }
