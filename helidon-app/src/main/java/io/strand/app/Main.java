@@ -93,7 +93,7 @@ public final class Main {
     public static void serve(ServerConfig config) throws InterruptedException {
         config.logging().install();
         Authenticator auth = config.auth() ? JwtAuthenticator.open(config.dataDir()) : Authenticator.OPEN;
-        StrandServer server = new StrandServer(config, auth).start();
+        StrandServer server = StrandServer.recovering(config, auth).start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();

@@ -28,6 +28,7 @@ import io.strand.app.http.DocsHttp;
 import io.strand.docstore.DocStore;
 import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
+import io.strand.app.http.RecoveryListener;
 import io.strand.coldtier.BlockCache;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStoreConfig;
@@ -68,6 +69,8 @@ public final class StrandServer implements AutoCloseable {
     private final OpenSockets sockets;
     private final ConnectionGuard guard;
     private final WebServer server;
+    /** Holds the port until {@link #start} when made by {@link #recovering}; null otherwise. */
+    private final RecoveryListener recovering;
     /** The {@code /v1} routes as registered (for 405s, and for the OpenAPI check). */
     final AllowedMethods routes = new AllowedMethods();
 
@@ -80,6 +83,26 @@ public final class StrandServer implements AutoCloseable {
      * system when not null (tests simulate a full disk where a small file system cannot be mounted).
      */
     public StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace) {
+        this(config, authenticator, freeSpace, null);
+    }
+
+    /**
+     * A server whose port answers from the start: {@link RecoveryListener} holds it (readiness DOWN,
+     * requests {@code 503}) while the stores open and the write-ahead log replays, and {@link #start}
+     * takes it over. What {@code strand serve} runs.
+     */
+    public static StrandServer recovering(ServerConfig config, Authenticator authenticator) {
+        RecoveryListener listener = RecoveryListener.start(config.host(), config.port());
+        try {
+            return new StrandServer(config, authenticator, null, listener);
+        } catch (RuntimeException | Error e) {
+            listener.close();
+            throw e;
+        }
+    }
+
+    private StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace, RecoveryListener recovering) {
+        this.recovering = recovering;
         this.config = config;
         this.authenticator = authenticator;
         try {
@@ -153,7 +176,7 @@ public final class StrandServer implements AutoCloseable {
                 ProtocolConfigs.create(List.of(wsConfig)));
         this.server = WebServer.builder()
                 .host(config.host())
-                .port(config.port())
+                .port(recovering == null ? config.port() : recovering.port())
                 .protocolsDiscoverServices(false)
                 .addProtocol(wsConfig)
                 .addConnectionSelector(guard.wrap(http1))
@@ -167,7 +190,7 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(writers, disk), MetricsObserver.builder()
+                .addFeature(ObserveFeature.just(health(writers, disk, replayed, replayMillis), MetricsObserver.builder()
                         .metricsConfig(StrandMetrics.metricsConfig()).build()))
                 .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
@@ -197,7 +220,7 @@ public final class StrandServer implements AutoCloseable {
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
      * turns UP again by itself once space is freed.
      */
-    private static HealthObserver health(Writers writers, DiskSpace disk) {
+    private static HealthObserver health(Writers writers, DiskSpace disk, long replayed, long replayMillis) {
         return HealthObserver.builder()
                 .details(true)
                 .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
@@ -217,6 +240,9 @@ public final class StrandServer implements AutoCloseable {
                     }
                     return response.build();
                 }, io.helidon.health.HealthCheckType.READINESS, "diskSpace")
+                .addCheck(() -> io.helidon.health.HealthCheckResponse.builder().status(true) // DOWN is RecoveryListener's
+                        .detail("replayedRecords", replayed).detail("replayMillis", replayMillis).build(),
+                        io.helidon.health.HealthCheckType.READINESS, "recovery")
                 .addCheck(() -> {
                     java.util.Optional<String> failure = writers.failure();
                     var response = io.helidon.health.HealthCheckResponse.builder().status(failure.isEmpty());
@@ -264,6 +290,9 @@ public final class StrandServer implements AutoCloseable {
     }
 
     public StrandServer start() {
+        if (recovering != null) {
+            recovering.close(); // the port is free for a moment: clients retry a refused connection as they would a 503
+        }
         server.start();
         return this;
     }
@@ -287,6 +316,9 @@ public final class StrandServer implements AutoCloseable {
     /** Stops accepting, then flushes and closes every queue and map. */
     @Override
     public void close() {
+        if (recovering != null) {
+            recovering.close();
+        }
         sockets.close();
         server.stop();
         guard.close();
