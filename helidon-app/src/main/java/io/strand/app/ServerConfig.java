@@ -43,7 +43,8 @@ public record ServerConfig(
         int walCheckpointRecords,
         Duration dsLongPollTimeout,
         io.strand.logtier.RetentionPolicy retentionDefaults,
-        Duration retentionCheckInterval) {
+        Duration retentionCheckInterval,
+        ServerLogging logging) {
 
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
@@ -79,7 +80,11 @@ public record ServerConfig(
             Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)),
             Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)),
             Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"),
-            Map.entry("STRAND_RETENTION_CHECK_INTERVAL", "30s"));
+            Map.entry("STRAND_RETENTION_CHECK_INTERVAL", "30s"),
+
+            // text (one line each, java.util.logging's SimpleFormatter) or json (one object per line)
+            Map.entry("STRAND_LOG_FORMAT", ServerLogging.DEFAULT_FORMAT),
+            Map.entry("STRAND_LOG_LEVEL", ServerLogging.DEFAULT_LEVEL));
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT",
@@ -161,7 +166,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")),
                 duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")),
                 retentionDefaults(get),
-                duration(get.apply("STRAND_RETENTION_CHECK_INTERVAL")));
+                duration(get.apply("STRAND_RETENTION_CHECK_INTERVAL")),
+                ServerLogging.parse(get.apply("STRAND_LOG_FORMAT"), get.apply("STRAND_LOG_LEVEL")));
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */

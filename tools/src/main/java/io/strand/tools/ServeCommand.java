@@ -70,6 +70,11 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--retention-check-interval", description = "How often the retention worker checks every log (default 30s, at most 60s).")
     String retentionCheckInterval;
 
+    @Option(names = "--log-format", description = "text (default) or json: one JSON object per log line (env STRAND_LOG_FORMAT).")
+    String logFormat;
+    @Option(names = "--log-level", description = "error, warn, info (default), debug or trace (env STRAND_LOG_LEVEL).")
+    String logLevel;
+
     @Override
     public Integer call() throws Exception {
         Map<String, String> values = new HashMap<>(System.getenv());
@@ -98,6 +103,8 @@ final class ServeCommand implements Callable<Integer> {
         put(values, "STRAND_RETENTION_MAX_ENTRIES", retentionMaxEntries);
         put(values, "STRAND_RETENTION_MAX_BYTES", retentionMaxBytes);
         put(values, "STRAND_RETENTION_CHECK_INTERVAL", retentionCheckInterval);
+        put(values, "STRAND_LOG_FORMAT", logFormat);
+        put(values, "STRAND_LOG_LEVEL", logLevel);
         Main.serve(ServerConfig.from(values));
         return 0;
     }
