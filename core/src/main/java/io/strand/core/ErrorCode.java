@@ -20,6 +20,8 @@ public enum ErrorCode {
     REQUEST_TIMEOUT("request_timeout", 408),
     SEQ_MISMATCH("seq_mismatch", 409),
     PRODUCER_SEQ_STALE("producer_seq_stale", 409),
+    /** A txn whose append repeats an applied (producerId, producerSeq): the txn was applied before, nothing changes. */
+    DUPLICATE("duplicate", 409),
     VERSION_CONFLICT("version_conflict", 409),
     CAS_CONFLICT("cas_conflict", 409),
     FLOOR_VIOLATION("floor_violation", 409),

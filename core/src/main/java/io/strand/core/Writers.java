@@ -85,6 +85,7 @@ public final class Writers implements AutoCloseable {
     private final Durability durability;
     private final WriteAheadLog wal;
     private final LongConsumer syncNanosObserver;
+    private final java.util.Map<Byte, WriteAheadLog.Replayer> replayers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param threads           number of writer threads (owners are spread over them by hash)
@@ -114,11 +115,25 @@ public final class Writers implements AutoCloseable {
         return durability;
     }
 
-    /** Routes write-ahead records of {@code type} to {@code replayer} on start ({@link #recover}). */
+    /** Routes write-ahead records of {@code type} to {@code replayer} on start ({@link #recover}) and {@link #replay}. */
     public void onReplay(byte type, WriteAheadLog.Replayer replayer) {
+        replayers.put(type, replayer);
         if (wal != null) {
             wal.register(type, replayer);
         }
+    }
+
+    /**
+     * Re-applies one record of {@code type} through the replayer a store registered, in either
+     * durability mode (e.g. a {@link TxnIntents} record left by a crash); the same idempotent
+     * replay as write-ahead recovery.
+     */
+    public java.util.concurrent.CompletableFuture<?> replay(byte type, java.nio.ByteBuffer payload) {
+        WriteAheadLog.Replayer r = replayers.get(type);
+        if (r == null) {
+            throw new StrandException(ErrorCode.CORRUPT, "no replayer for record type " + type);
+        }
+        return r.replay(payload);
     }
 
     /** Replays what an unclean stop left in the write-ahead log; call once, before traffic. Returns records replayed. */

@@ -402,10 +402,7 @@ public final class DocStore implements AutoCloseable {
         }
         Lane l = lane();
         Pending pending = new Pending(p.key, p.ws, p.doc, p.state, p.value);
-        DocJournal.Record record = p.state == null
-                ? new DocJournal.Record(DocJournal.DELETE, p.version, p.key, null)
-                : new DocJournal.Record(DocJournal.PUT, p.version, p.key, p.state.json());
-        byte[] encoded = DocJournal.encode(record);
+        byte[] encoded = record(p);
         try {
             l.append(pending, encoded);
         } catch (RuntimeException e) {
@@ -420,6 +417,22 @@ public final class DocStore implements AutoCloseable {
             commit.log(WAL_CHANGE, encoded);
         }
         commit.afterDurable(() -> l.publishThrough(pending));
+    }
+
+    /** The write-ahead record type of {@link #record}. */
+    public static byte recordType() {
+        return WAL_CHANGE;
+    }
+
+    /**
+     * A prepared change as the record write-ahead replay applies idempotently (a doc at a lower
+     * version takes it): what a txn writes to its commit record before committing the change.
+     */
+    public byte[] record(Prepared p) {
+        DocJournal.Record record = p.state == null
+                ? new DocJournal.Record(DocJournal.DELETE, p.version, p.key, null)
+                : new DocJournal.Record(DocJournal.PUT, p.version, p.key, p.state.json());
+        return DocJournal.encode(record);
     }
 
     /** Releases a prepared change that will not be committed. */

@@ -26,6 +26,8 @@ import io.strand.app.http.DirectRefusals;
 import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
+import io.strand.app.http.TxnHttp;
+import io.strand.core.TxnIntents;
 import io.strand.docstore.DocStore;
 import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
@@ -66,6 +68,8 @@ public final class StrandServer implements AutoCloseable {
     private final DocApi docApi;
     private final DsRegistry dsRegistry;
     private final DsHttp dsHttp;
+    private final TxnIntents txnIntents;
+    private final TxnApi txnApi;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
@@ -140,6 +144,8 @@ public final class StrandServer implements AutoCloseable {
         long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
         metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
+        this.txnIntents = new TxnIntents(config.dataDir().resolve("txn"));
+        txnIntents.recover(writers); // after the write-ahead replay: a txn in flight at the crash came after its records
         // after the replay: the worker's first pass finishes trims a crash interrupted
         this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
                 io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
@@ -150,10 +156,14 @@ public final class StrandServer implements AutoCloseable {
         metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
                 retention.coldSegmentsDeleted::get);
         this.docApi = new DocApi(docs, metrics);
+        this.txnApi = new TxnApi(writers, logs, docs, txnIntents);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
                 () -> docs.config().maxEntries());
         SocketEndpoint.DocOps docOps = (op, ws, frame, who) -> {
+            if (op.equals("txn")) {
+                return txnApi.call(ws, frame, who).thenApply(o -> o);
+            }
             if (!op.startsWith("doc.")) {
                 throw new io.strand.core.StrandException(io.strand.core.ErrorCode.UNKNOWN_OP,
                         "op '" + op + "' is not available yet; see SPEC §12");
@@ -289,6 +299,7 @@ public final class StrandServer implements AutoCloseable {
                 .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
+                .register("/v1", routes.recording("/v1", new TxnHttp(s.txnApi, io)))
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
                         s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
@@ -343,6 +354,7 @@ public final class StrandServer implements AutoCloseable {
         dsHttp.close();
         retention.close();
         writers.close();
+        txnIntents.close();
         logs.close();
         docs.close();
         try {

@@ -191,6 +191,71 @@ final class Log implements AutoCloseable {
         return new AppendResult(first, last, hot.lastTs(), durable, false);
     }
 
+    /**
+     * Validates {@code req} against this log as {@link #append} would and encodes its batch excerpt
+     * with the seqs and ts it will get, writing nothing (the first half of a txn's append). A repeat
+     * of an applied (producerId, producerSeq) is refused with {@code duplicate} and the original seqs.
+     * Writer thread only; nothing may append to this log before {@link #applyStaged}.
+     */
+    byte[] stage(AppendRequest req) {
+        if (req.producerId() != null) {
+            ProducerWindow.Applied seen = producers.find(req.producerId(), req.producerSeq());
+            if (seen != null) {
+                throw new StrandException(ErrorCode.DUPLICATE, "producerSeq " + req.producerSeq() + " of producer '"
+                        + req.producerId() + "' was applied to log " + name + " already (seqs " + seen.firstSeq() + ".."
+                        + seen.lastSeq() + "): the txn it came with was applied before, nothing changed",
+                        Map.of("firstSeq", seen.firstSeq(), "lastSeq", seen.lastSeq()));
+            }
+            if (producers.isStale(req.producerId(), req.producerSeq())) {
+                throw new StrandException(ErrorCode.PRODUCER_SEQ_STALE, "producerSeq " + req.producerSeq()
+                        + " of producer '" + req.producerId() + "' is older than the retry window of log " + name);
+            }
+        }
+        long head = hot.lastSeq();
+        if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
+            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
+                    + ", not " + req.expectedLastSeq(), Map.of("head", head));
+        }
+        var out = net.openhft.chronicle.bytes.Bytes.allocateElasticOnHeap(1024);
+        try {
+            EntryCodec.writeEntries(out, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()), req.data(), req.keys(),
+                    req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
+            return out.toByteArray();
+        } finally {
+            out.releaseLast();
+        }
+    }
+
+    /** This log's write-ahead payload for a staged excerpt: what replay applies. */
+    byte[] keyed(byte[] excerpt) {
+        return io.strand.core.WriteAheadLog.keyed(walKey, excerpt);
+    }
+
+    /** Appends an excerpt made by {@link #stage} (the second half); the caller's commit publishes the head once durable. */
+    AppendResult applyStaged(byte[] excerpt, Writers.Commit commit, String durable) {
+        EntryCodec.Header h = EntryCodec.readHeader(net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt));
+        if (h.firstSeq() != hot.lastSeq() + 1) {
+            throw new IllegalStateException("log " + walKey + " moved between stage and apply");
+        }
+        hot.replay(excerpt);
+        var in = net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt);
+        EntryCodec.readHeader(in);
+        bytes += EntryCodec.dataBytes(in, h.count());
+        if (h.producerId() != null) {
+            producers.record(h.producerId(), h.producerSeq(), h.firstSeq(), h.lastSeq());
+        }
+        appendedSinceSnapshot += h.count();
+        if (appendedSinceSnapshot >= SNAPSHOT_EVERY) {
+            snapshot();
+        }
+        if (commit.logging()) {
+            commit.log(LogStore.WAL_APPEND, keyed(excerpt));
+        }
+        long last = h.lastSeq();
+        commit.afterDurable(() -> headSignal.publish(last));
+        return new AppendResult(h.firstSeq(), last, h.ts(), durable, false);
+    }
+
     /** Re-applies a batch an earlier run logged ahead (writer thread, at start-up); a batch already here is skipped. */
     void replay(byte[] excerpt) {
         if (!hot.replay(excerpt)) {

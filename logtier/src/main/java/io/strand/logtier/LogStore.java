@@ -193,6 +193,39 @@ public final class LogStore implements AutoCloseable {
         return ack;
     }
 
+    /**
+     * The first half of a txn's append to {@code ws/name}: validates {@code req} (sizes, producer
+     * window, {@code expectedLastSeq}) and encodes its batch, writing nothing. Writer thread of
+     * {@code ws} only; every staged append must be {@link StagedAppend#apply applied} or
+     * {@link StagedAppend#abandon abandoned} in the same turn.
+     */
+    public StagedAppend stage(String ws, String name, AppendRequest req) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        validate(req);
+        LogSlot held = slot(ws, name);
+        Log log = held.acquire(true);
+        while (!registered(held)) { // forgotten meanwhile: never append through a second open queue
+            letGo(held);
+            held = slot(ws, name);
+            log = held.acquire(true);
+        }
+        try {
+            return new StagedAppend(this, held, log, log.stage(req), req.data().size());
+        } catch (RuntimeException e) {
+            held.release();
+            throw e;
+        }
+    }
+
+    /** After a txn's append: the roller checks the log once the group is durable, as after an append. */
+    void afterTxnAppend(String ws, String name, long lastSeq, Writers.Commit commit) {
+        Roller r = roller;
+        if (r != null) {
+            commit.afterDurable(() -> r.afterAppend(ws, name, lastSeq));
+        }
+    }
+
     private void validate(AppendRequest req) {
         int n = req.data().size();
         if (n == 0) {

@@ -1,0 +1,130 @@
+package io.strand.app;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.app.auth.Principal;
+import io.strand.app.auth.Scope;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import io.strand.core.TxnIntents;
+import io.strand.core.Writers;
+import io.strand.docstore.DocStore;
+import io.strand.logtier.AppendResult;
+import io.strand.logtier.LogStore;
+import io.strand.logtier.StagedAppend;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Transactions across docs and logs of one workspace (SPEC §5 {@code txn}), shared by
+ * {@code POST /v1/ws/{ws}/txn} and the socket op {@code txn}. Thread-safe: each txn is one turn on
+ * the workspace's writer, so it sees and leaves every object it touches as no other write does in
+ * between, and its records are one group's write, acknowledged together once durable.
+ *
+ * <p>The turn: (1) prepare every doc (ops against its pending value; capacity reserved) and stage
+ * every append (sizes, producer window, {@code expectedLastSeq}; the batch encoded with its seqs),
+ * writing nothing; a refusal answers naming the part ({@code doc} + {@code index}, or {@code log})
+ * and releases what was prepared. (2) Write the commit record ({@link TxnIntents}). (3) Apply the
+ * doc changes, then the appends, so their after-durable hooks publish the docs before any log head:
+ * a subscriber that sees a txn's entry finds its doc change already readable. (4) Mark the record
+ * done. A crash between (2) and (4) is finished at the next start.
+ *
+ * <p>A producer duplicate ({@code producerId}/{@code producerSeq} already applied to that log) means
+ * the txn was applied before: it answers {@code 409 duplicate} naming the log, with the original
+ * {@code firstSeq}/{@code lastSeq}, and changes nothing.
+ */
+public final class TxnApi {
+    private final Writers writers;
+    private final LogStore logs;
+    private final DocStore docs;
+    private final TxnIntents intents;
+
+    public TxnApi(Writers writers, LogStore logs, DocStore docs, TxnIntents intents) {
+        this.writers = writers;
+        this.logs = logs;
+        this.docs = docs;
+        this.intents = intents;
+    }
+
+    /** Runs the txn in {@code body} on {@code ws}; completes with the reply once durable. */
+    public CompletableFuture<ObjectNode> call(String ws, JsonNode body, Principal who) {
+        Names.workspace(ws);
+        who.require(ws, Scope.RW);
+        TxnRequest req = TxnRequest.parse(body);
+        String durable = writers.durability().wire();
+        return writers.submit(ws, commit -> run(ws, req, commit, durable));
+    }
+
+    private ObjectNode run(String ws, TxnRequest req, Writers.Commit commit, String durable) {
+        List<DocStore.Prepared> prepared = new ArrayList<>(req.docs().size());
+        List<StagedAppend> staged = new ArrayList<>(req.appends().size());
+        List<TxnIntents.Part> parts = new ArrayList<>(req.docs().size() + req.appends().size());
+        try {
+            for (TxnRequest.DocPart d : req.docs()) {
+                try {
+                    DocStore.Prepared p = docs.prepare(ws, d.doc(), d.ops(), d.expectVersion());
+                    prepared.add(p);
+                    parts.add(new TxnIntents.Part(DocStore.recordType(), docs.record(p)));
+                } catch (StrandException e) {
+                    throw named(e, "doc", d.doc());
+                }
+            }
+            for (TxnRequest.AppendPart a : req.appends()) {
+                try {
+                    StagedAppend s = logs.stage(ws, a.log(), a.request());
+                    staged.add(s);
+                    parts.add(new TxnIntents.Part(s.recordType(), s.record()));
+                } catch (StrandException e) {
+                    throw named(e, "log", a.log());
+                }
+            }
+            intents.commit(parts);
+        } catch (RuntimeException e) {
+            prepared.forEach(docs::abandon);
+            staged.forEach(StagedAppend::abandon);
+            throw e;
+        }
+        ObjectNode reply = Json.MAPPER.createObjectNode();
+        try {
+            ObjectNode docReplies = reply.putObject("docs");
+            for (DocStore.Prepared p : prepared) {
+                docs.commit(commit, p);
+            }
+            for (int i = 0; i < prepared.size(); i++) {
+                DocStore.Prepared p = prepared.get(i);
+                docReplies.putObject(req.docs().get(i).doc()).put("version", p.version()).set("value", p.value());
+            }
+            long ts = 0;
+            var appendReplies = reply.putArray("append");
+            for (StagedAppend s : staged) {
+                AppendResult r = s.apply(commit, durable);
+                ts = Math.max(ts, r.ts());
+                appendReplies.addObject().put("log", s.log()).put("firstSeq", r.firstSeq()).put("lastSeq", r.lastSeq());
+            }
+            reply.put("ts", staged.isEmpty() ? System.currentTimeMillis() : ts);
+            reply.put("durable", durable);
+        } catch (RuntimeException e) {
+            intents.failed(e);
+            prepared.forEach(docs::abandon);
+            staged.forEach(StagedAppend::abandon);
+            throw new StrandException(ErrorCode.UNAVAILABLE, "txn outcome unknown: applying it failed after its commit"
+                    + " record was written (" + e.getMessage() + "); the next start finishes it, and this writer refuses"
+                    + " txns until then", Map.of(), e);
+        }
+        intents.done();
+        return reply;
+    }
+
+    /** The error of one part, naming it: {@code "doc":name} (with the op's {@code index}) or {@code "log":name}. */
+    private static StrandException named(StrandException e, String kind, String name) {
+        Map<String, Object> extras = new LinkedHashMap<>();
+        extras.put(kind, name);
+        extras.putAll(e.extras());
+        return new StrandException(e.code(), "txn " + kind + " '" + name + "': " + e.getMessage(), extras, e.getCause());
+    }
+}
