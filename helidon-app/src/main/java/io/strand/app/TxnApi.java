@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.core.ErrorCode;
+import io.strand.core.FailPoints;
 import io.strand.core.Json;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
@@ -83,7 +84,9 @@ public final class TxnApi {
                     throw named(e, "log", a.log());
                 }
             }
+            FailPoints.hit("txn.beforeCommitRecord");
             intents.commit(parts);
+            FailPoints.hit("txn.afterCommitRecord");
         } catch (RuntimeException e) {
             prepared.forEach(docs::abandon);
             staged.forEach(StagedAppend::abandon);
@@ -95,6 +98,7 @@ public final class TxnApi {
             for (DocStore.Prepared p : prepared) {
                 docs.commit(commit, p);
             }
+            FailPoints.hit("txn.afterDocs");
             for (int i = 0; i < prepared.size(); i++) {
                 DocStore.Prepared p = prepared.get(i);
                 docReplies.putObject(req.docs().get(i).doc()).put("version", p.version()).set("value", p.value());
@@ -103,6 +107,7 @@ public final class TxnApi {
             var appendReplies = reply.putArray("append");
             for (StagedAppend s : staged) {
                 AppendResult r = s.apply(commit, durable);
+                FailPoints.hit("txn.afterAppend");
                 ts = Math.max(ts, r.ts());
                 appendReplies.addObject().put("log", s.log()).put("firstSeq", r.firstSeq()).put("lastSeq", r.lastSeq());
             }
