@@ -85,7 +85,9 @@ public final class TxnApi {
                 }
             }
             FailPoints.hit("txn.beforeCommitRecord");
-            intents.commit(parts);
+            if (parts.size() > 1) { // one part is one record in one file: whole or absent by itself
+                intents.commit(parts);
+            }
             FailPoints.hit("txn.afterCommitRecord");
         } catch (RuntimeException e) {
             prepared.forEach(docs::abandon);
@@ -114,14 +116,18 @@ public final class TxnApi {
             reply.put("ts", staged.isEmpty() ? System.currentTimeMillis() : ts);
             reply.put("durable", durable);
         } catch (RuntimeException e) {
-            intents.failed(e);
+            if (parts.size() > 1) {
+                intents.failed(e);
+            }
             prepared.forEach(docs::abandon);
             staged.forEach(StagedAppend::abandon);
             throw new StrandException(ErrorCode.UNAVAILABLE, "txn outcome unknown: applying it failed after its commit"
                     + " record was written (" + e.getMessage() + "); the next start finishes it, and this writer refuses"
                     + " txns until then", Map.of(), e);
         }
-        intents.done();
+        if (parts.size() > 1) {
+            intents.done();
+        }
         return reply;
     }
 
