@@ -30,7 +30,7 @@ final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..*", paramLabel = "SCENARIO",
             description = "Scenarios (default: all): append-serial append-concurrent append-batched read-pagination "
                     + "replay-100k replay-1m live-tail cold-log-open many-logs cas-serial cas-contended incr-contended "
-                    + "floor-debit ds-append-serial ds-append-batched ds-catch-up ds-live-tail-sse; "
+                    + "floor-debit txn-debit ds-append-serial ds-append-batched ds-catch-up ds-live-tail-sse; "
                     + "cold tier (own server): cold-read-pagination cold-replay roll compact")
     List<String> scenarios = new ArrayList<>();
     @Option(names = "--durability", defaultValue = "fsync", description = "fsync (default) or os.")
@@ -69,6 +69,7 @@ final class BenchCommand implements Callable<Integer> {
         all.put("cas-contended", b -> b.docs().casContended());
         all.put("incr-contended", b -> b.docs().incrContended());
         all.put("floor-debit", b -> b.docs().floorDebit());
+        all.put("txn-debit", b -> b.docs().txnDebit());
         all.put("ds-append-serial", b -> ds.appendSerial());
         all.put("ds-append-batched", b -> ds.appendBatched());
         all.put("ds-catch-up", b -> ds.catchUpRead());

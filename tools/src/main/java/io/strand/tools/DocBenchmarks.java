@@ -216,6 +216,80 @@ final class DocBenchmarks {
         return r;
     }
 
+    /**
+     * A {@code txn}: the debit of {@link Debit} and, with it, one {@code charge} entry appended to a
+     * log. An ok or a {@code floor_violation} (naming the doc) is expected, anything else fails the run.
+     */
+    private static final class TxnDebit implements ClosedLoop.Workload {
+        private final String fields;
+        final AtomicLong succeeded = new AtomicLong();
+        final AtomicLong refused = new AtomicLong();
+
+        TxnDebit(String doc, String log) {
+            fields = "\"docs\":{\"" + doc + "\":{\"ops\":[{\"op\":\"incr\",\"path\":\"balance\",\"delta\":-1,\"floor\":0}]}},"
+                    + "\"append\":[{\"log\":\"" + log + "\",\"data\":{\"charge\":1}}]";
+        }
+
+        @Override
+        public String op() {
+            return "txn";
+        }
+
+        @Override
+        public String request(long n) {
+            return fields;
+        }
+
+        @Override
+        public String next(long n, JsonNode reply) {
+            if (reply.path("ok").asBoolean()) {
+                succeeded.incrementAndGet();
+            } else if ("floor_violation".equals(reply.path("error").path("code").asText())) {
+                refused.incrementAndGet();
+            } else {
+                throw new IllegalStateException("unexpected reply " + reply);
+            }
+            return null;
+        }
+    }
+
+    /** {@code floor-debit} as a txn that also appends a charge entry per successful debit; checks both counts. */
+    BenchReport txnDebit() throws Exception {
+        BenchReport r = new BenchReport("txn debit", durability);
+        r.inFlight = CLIENTS;
+        r.unit = "attempts";
+        int balance = scale(40_000); // 80,000 attempts
+        long attempts = 2L * balance;
+        TxnDebit debit = new TxnDebit("txn-wallet", "txn-charges");
+        try (Connections connections = connect(CLIENTS)) {
+            List<StrandSocket> sockets = connections.sockets();
+            r.warmup(warmup.rounds(round -> {
+                String wallet = "txn-wallet-warmup-" + round;
+                put(wallet, "{\"balance\":" + balance + "}");
+                return ClosedLoop.run(sockets, 1, attempts, null, new TxnDebit(wallet, "txn-charges-warmup-" + round)).operations();
+            }));
+            put("txn-wallet", "{\"balance\":" + balance + "}");
+            r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
+        }
+        r.extra.put("connections", CLIENTS);
+        r.extra.put("succeeded", debit.succeeded.get());
+        r.extra.put("refusedAtFloor", debit.refused.get());
+        long charges;
+        try (StrandSocket s = new StrandSocket(wsUrl, token)) {
+            charges = ClosedLoop.requireOk(s.call("read", "\"log\":\"txn-charges\",\"before\":\"end\",\"limit\":1").join())
+                    .get("head").asLong();
+        }
+        r.extra.put("chargeEntries", charges);
+        r.extra.put("exact", debit.succeeded.get() == balance && charges == balance);
+        r.extra.put("latencyIs", "one txn round trip: a floor-0 debit and, when it succeeds, one charge entry, one durable write");
+        verify("txn-wallet", "balance", 0);
+        if (debit.succeeded.get() != balance || charges != balance) {
+            throw new IllegalStateException("txn debit not exact: " + debit.succeeded.get() + " succeeded, " + charges
+                    + " charge entries, for a balance of " + balance);
+        }
+        return r;
+    }
+
     private void verify(String doc, String field, long expected) {
         try (StrandSocket s = new StrandSocket(wsUrl, token)) {
             long actual = ClosedLoop.requireOk(s.call("doc.get", "\"doc\":\"" + doc + "\"").join()).get("value").get(field).asLong();
