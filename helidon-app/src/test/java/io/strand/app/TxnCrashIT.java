@@ -31,7 +31,8 @@ class TxnCrashIT {
     private static final int LOOPS = Integer.getInteger("strand.crashLoops", 3);
     private static final int CLIENTS = 4;
     private static final String TXN = "{\"docs\":{\"d\":{\"ops\":[{\"op\":\"incr\",\"path\":\"n\",\"delta\":1}]}},"
-            + "\"append\":[{\"log\":\"la\",\"data\":\"a\"},{\"log\":\"lb\",\"entries\":[{\"data\":\"b1\"},{\"data\":\"b2\"}]}]}";
+            + "\"append\":[{\"log\":\"la\",\"data\":\"a\"},{\"log\":\"lb\",\"entries\":[{\"data\":\"b1\"},{\"data\":\"b2\"}]},"
+            + "{\"log\":\"lnew\",\"data\":\"n\"}]}"; // lnew: created by the txn itself
 
     @TempDir
     Path dir;
@@ -64,9 +65,11 @@ class TxnCrashIT {
             assertEquals(1 + applied, http.get("/v1/ws/w/docs/d").json().get("value").get("n").asLong(), failpoint + ": doc");
             assertEquals(1 + applied, http.get("/v1/ws/w/logs/la").json().get("head").asLong(), failpoint + ": log la");
             assertEquals(2 + 2 * applied, http.get("/v1/ws/w/logs/lb").json().get("head").asLong(), failpoint + ": log lb");
+            assertEquals(applied == 1 ? 200 : 404, http.get("/v1/ws/w/logs/lnew").status(), failpoint + ": log lnew");
             assertEquals(200, http.post("/v1/ws/w/txn", TXN).status(), "txns go on after the restart");
             assertEquals(2 + applied, http.get("/v1/ws/w/docs/d").json().get("value").get("n").asLong());
             assertEquals(4 + 2 * applied, http.get("/v1/ws/w/logs/lb").json().get("head").asLong());
+            assertEquals(1 + applied, http.get("/v1/ws/w/logs/lnew").json().get("head").asLong());
         }
     }
 

@@ -161,13 +161,20 @@ class TxnIT {
                 + "\"append\":[{\"log\":\"la\",\"entries\":[{\"data\":1},{\"data\":2}]},{\"log\":\"lb\",\"data\":\"b\"}]}";
         assertEquals(200, http.post("/v1/ws/acme/txn", ok).status());
 
-        // a log's expectedLastSeq: 409 seq_mismatch naming the log, with head
+        // a log's expectedLastSeq: 409 seq_mismatch naming the log, with head; a new log staged before it is not created
         Http.Reply r = http.post("/v1/ws/acme/txn", "{\"docs\":{\"a1\":{\"ops\":[{\"op\":\"set\",\"path\":\"x\",\"value\":2}]}},"
-                + "\"append\":[{\"log\":\"la\",\"data\":3},{\"log\":\"lb\",\"data\":\"c\",\"expectedLastSeq\":7}]}");
+                + "\"append\":[{\"log\":\"la\",\"data\":3},{\"log\":\"l-new\",\"data\":3},{\"log\":\"lb\",\"data\":\"c\",\"expectedLastSeq\":7}]}");
         assertEquals(409, r.status(), r.body());
         assertEquals("seq_mismatch", r.errorCode());
         assertEquals("lb", r.json().get("error").get("log").asText());
         assertEquals(1, r.json().get("error").get("head").asLong());
+        assertUnchanged();
+
+        // a log that does not exist yet ends at 0
+        r = http.post("/v1/ws/acme/txn", "{\"append\":[{\"log\":\"la\",\"data\":3},{\"log\":\"l-new\",\"data\":3,\"expectedLastSeq\":1}]}");
+        assertEquals(409, r.status(), r.body());
+        assertEquals("l-new", r.json().get("error").get("log").asText());
+        assertEquals(0, r.json().get("error").get("head").asLong());
         assertUnchanged();
 
         // a doc's cas: 409 cas_conflict naming the doc and the op, with current
@@ -210,6 +217,8 @@ class TxnIT {
         assertEquals(2, http.get("/v1/ws/acme/logs/la").json().get("head").asLong());
         assertEquals(1, http.get("/v1/ws/acme/logs/lb").json().get("head").asLong());
         assertEquals(2, http.get("/v1/ws/acme/logs/la/entries?from=1").json().get("entries").size());
+        assertEquals(404, http.get("/v1/ws/acme/logs/l-new").status(), "a refused txn creates no log");
+        assertFalse(http.get("/v1/ws/acme/logs?limit=1000").body().contains("l-new"));
     }
 
     /** A retried txn (same producerId/producerSeq) answers 409 duplicate with the original seqs and changes nothing. */

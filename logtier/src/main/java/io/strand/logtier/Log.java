@@ -216,9 +216,25 @@ final class Log implements AutoCloseable {
             throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
                     + ", not " + req.expectedLastSeq(), Map.of("head", head));
         }
+        return encode(req, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()));
+    }
+
+    /**
+     * As {@link #stage} for a log that does not exist yet (it ends at seq 0 and has seen no producer),
+     * so a refused txn creates no log: the log is created when the txn applies.
+     */
+    static byte[] stageFirst(String name, AppendRequest req) {
+        if (req.expectedLastSeq() != null && req.expectedLastSeq() != 0) {
+            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq 0, not " + req.expectedLastSeq(),
+                    Map.of("head", 0L));
+        }
+        return encode(req, 1, System.currentTimeMillis());
+    }
+
+    private static byte[] encode(AppendRequest req, long firstSeq, long ts) {
         var out = net.openhft.chronicle.bytes.Bytes.allocateElasticOnHeap(1024);
         try {
-            EntryCodec.writeEntries(out, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()), req.data(), req.keys(),
+            EntryCodec.writeEntries(out, firstSeq, ts, req.data(), req.keys(),
                     req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
             return out.toByteArray();
         } finally {

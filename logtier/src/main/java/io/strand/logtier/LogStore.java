@@ -204,18 +204,33 @@ public final class LogStore implements AutoCloseable {
         Names.object("log", name);
         validate(req);
         LogSlot held = slot(ws, name);
-        Log log = held.acquire(true);
-        while (!registered(held)) { // forgotten meanwhile: never append through a second open queue
+        Log log = held.acquire(false); // a missing log is created only when the txn applies: a refused txn creates nothing
+        while (log != null && !registered(held)) { // forgotten meanwhile: never append through a second open queue
             letGo(held);
             held = slot(ws, name);
-            log = held.acquire(true);
+            log = held.acquire(false);
+        }
+        if (log == null) {
+            return new StagedAppend(this, ws, name, null, null, Log.stageFirst(name, req), req.data().size());
         }
         try {
-            return new StagedAppend(this, held, log, log.stage(req), req.data().size());
+            return new StagedAppend(this, ws, name, held, log, log.stage(req), req.data().size());
         } catch (RuntimeException e) {
             held.release();
             throw e;
         }
+    }
+
+    /** The slot of {@code ws/name} with its log opened (created when missing) and held; writer thread, for {@link StagedAppend}. */
+    LogSlot holdForAppend(String ws, String name) {
+        LogSlot held = slot(ws, name);
+        held.acquire(true);
+        while (!registered(held)) {
+            letGo(held);
+            held = slot(ws, name);
+            held.acquire(true);
+        }
+        return held;
     }
 
     /** After a txn's append: the roller checks the log once the group is durable, as after an append. */

@@ -4,20 +4,25 @@ import io.strand.core.Writers;
 
 /**
  * One log's append inside a txn, validated and encoded but not yet written ({@link LogStore#stage}).
- * Owned by the writer turn that staged it: it holds the log open until {@link #apply} or
- * {@link #abandon}, and nothing else appends to the log in between (the turn runs on the log's
- * workspace writer).
+ * Owned by the writer turn that staged it: it holds the log open (when it exists) until
+ * {@link #apply} or {@link #abandon}, and nothing else appends to the log in between (the turn runs
+ * on the log's workspace writer). A log that does not exist yet is created by {@link #apply} only.
  */
 public final class StagedAppend {
     private final LogStore store;
-    private final LogStore.LogSlot slot;
-    private final Log log;
+    private final String ws;
+    private final String name;
+    /** Null while the log does not exist. */
+    private LogStore.LogSlot slot;
+    private Log log;
     private final byte[] excerpt;
     private final int entries;
     private boolean finished;
 
-    StagedAppend(LogStore store, LogStore.LogSlot slot, Log log, byte[] excerpt, int entries) {
+    StagedAppend(LogStore store, String ws, String name, LogStore.LogSlot slot, Log log, byte[] excerpt, int entries) {
         this.store = store;
+        this.ws = ws;
+        this.name = name;
         this.slot = slot;
         this.log = log;
         this.excerpt = excerpt;
@@ -25,31 +30,37 @@ public final class StagedAppend {
     }
 
     public String log() {
-        return slot.name;
+        return name;
     }
 
     public int entries() {
         return entries;
     }
 
-    /** The write-ahead record type and payload that replay applies idempotently (a txn's commit record part). */
+    /** The write-ahead record type of {@link #record}. */
     public byte recordType() {
         return LogStore.WAL_APPEND;
     }
 
+    /** The staged batch as the write-ahead record replay applies idempotently (a txn's commit record part). */
     public byte[] record() {
-        return log.keyed(excerpt);
+        return io.strand.core.WriteAheadLog.keyed(ws + '/' + name, excerpt);
     }
 
-    /** Appends the staged batch in the caller's turn; its head is published once the group is durable. */
+    /** Appends the staged batch in the caller's turn (creating the log if needed); its head is published once the group is durable. */
     public AppendResult apply(Writers.Commit commit, String durable) {
         if (finished) {
-            throw new IllegalStateException("append to " + slot.name + " already applied or abandoned");
+            throw new IllegalStateException("append to " + name + " already applied or abandoned");
         }
         finished = true;
+        if (slot == null) {
+            slot = store.holdForAppend(ws, name);
+            log = slot.acquireIfOpen(); // open, since held
+            slot.release(); // the hold of holdForAppend stays, released below
+        }
         try {
             AppendResult r = log.applyStaged(excerpt, commit, durable);
-            store.afterTxnAppend(slot.ws, slot.name, r.lastSeq(), commit);
+            store.afterTxnAppend(ws, name, r.lastSeq(), commit);
             return r;
         } finally {
             slot.release();
@@ -60,7 +71,9 @@ public final class StagedAppend {
     public void abandon() {
         if (!finished) {
             finished = true;
-            slot.release();
+            if (slot != null) {
+                slot.release();
+            }
         }
     }
 }
