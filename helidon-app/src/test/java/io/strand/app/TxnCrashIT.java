@@ -111,7 +111,12 @@ class TxnCrashIT {
                     }
                 }));
             }
-            Thread.sleep(200 + random.nextInt(600)); // let the load run a random while, then crash
+            int before = acked.size();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (acked.size() < before + 5 && System.nanoTime() < deadline) { // txns flow (a busy box starts slowly)
+                Thread.sleep(5);
+            }
+            Thread.sleep(random.nextInt(600)); // then a random while more, and crash
             child.kill();
             running.set(false);
             for (Thread t : clients) {
