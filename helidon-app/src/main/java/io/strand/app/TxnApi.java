@@ -121,9 +121,9 @@ public final class TxnApi {
             }
             prepared.forEach(docs::abandon);
             staged.forEach(StagedAppend::abandon);
-            throw new StrandException(ErrorCode.UNAVAILABLE, "txn outcome unknown: applying it failed after its commit"
+            throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "txn outcome unknown: applying it failed after its commit"
                     + " record was written (" + e.getMessage() + "); the next start finishes it, and this writer refuses"
-                    + " txns until then", Map.of(), e);
+                    + " txns until then", Map.of("retryable", true), e);
         }
         if (parts.size() > 1) {
             intents.done();

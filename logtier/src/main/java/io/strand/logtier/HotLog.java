@@ -294,6 +294,21 @@ final class HotLog implements AutoCloseable {
         return first;
     }
 
+    /**
+     * Before a txn writes anything: finishes an earlier batch's paddings a full disk cut short and
+     * claims room for a staged batch of {@code excerptBytes} and {@code count} entries, as
+     * {@link #append} does, so the txn is refused ({@code storage_full}) rather than cut short after
+     * its commit record. Writer thread only.
+     */
+    void prepareStaged(int excerptBytes, int count) {
+        writeMissingPaddings();
+        long need = excerptBytes + (long) EXCERPT_OVERHEAD_BYTES * count;
+        if (queue.cycle() != index.lastCycle()) {
+            need += NEW_FILE_BYTES;
+        }
+        disk.require(need, "appending " + count + " entries to log queue " + dir);
+    }
+
     /** The excerpt of the last {@link #append} as stored, after {@code key}: a write-ahead payload. Writer thread only. */
     byte[] lastExcerptKeyed(String key) {
         int length = (int) encoded.readRemaining();

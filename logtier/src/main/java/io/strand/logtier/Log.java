@@ -216,7 +216,9 @@ final class Log implements AutoCloseable {
             throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
                     + ", not " + req.expectedLastSeq(), Map.of("head", head));
         }
-        return encode(req, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()));
+        byte[] excerpt = encode(req, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()));
+        hot.prepareStaged(excerpt.length, req.data().size());
+        return excerpt;
     }
 
     /**

@@ -211,7 +211,11 @@ public final class LogStore implements AutoCloseable {
             log = held.acquire(false);
         }
         if (log == null) {
-            return new StagedAppend(this, ws, name, null, null, Log.stageFirst(name, req), req.data().size());
+            byte[] excerpt = Log.stageFirst(name, req);
+            // room for the new log's files and the batch, claimed now: creating it cannot fail once the txn is committed
+            disk.require(2 * HotLog.NEW_FILE_BYTES + excerpt.length + (long) HotLog.EXCERPT_OVERHEAD_BYTES * req.data().size(),
+                    "creating log " + ws + "/" + name);
+            return new StagedAppend(this, ws, name, null, null, excerpt, req.data().size());
         }
         try {
             return new StagedAppend(this, ws, name, held, log, log.stage(req), req.data().size());
