@@ -1,0 +1,49 @@
+package io.strand.tools;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.core.Json;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/** {@code strand ws ls}: the server's workspaces ({@code GET /v1/ws}, root only). */
+@Command(name = "ws", mixinStandardHelpOptions = true, description = "List workspaces.",
+        subcommands = {WsCommand.Ls.class})
+final class WsCommand implements Callable<Integer> {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "which one? ls");
+    }
+
+    @Command(name = "ls", mixinStandardHelpOptions = true,
+            description = "List workspaces with their log and doc counts and bytes (root token).",
+            footer = {"", "Examples:", "  strand ws ls", "  strand ws ls -o json"})
+    static final class Ls implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
+
+        @Override
+        public Integer call() {
+            JsonNode r = o.client().get("/v1/ws");
+            if (o.json) {
+                o.out().println(Json.string(r));
+            } else {
+                List<List<String>> rows = new ArrayList<>();
+                rows.add(List.of("WORKSPACE", "LOGS", "DOCS", "BYTES"));
+                for (JsonNode w : r.path("workspaces")) {
+                    rows.add(List.of(w.path("ws").asText(), w.path("logs").asText(), w.path("docs").asText(),
+                            Output.bytes(w.path("bytes").asLong())));
+                }
+                Output.table(o.out(), rows);
+            }
+            o.out().flush();
+            return 0;
+        }
+    }
+}
