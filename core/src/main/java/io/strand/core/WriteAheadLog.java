@@ -42,12 +42,32 @@ import java.util.zip.CRC32C;
  * lets the old segments go. Replayers must be idempotent: after a process crash (not a power loss)
  * the home files already hold everything.
  *
- * <p>Segment layout: a 16-byte header ({@code long MAGIC, long salt}; the salt is new random bits
- * each time the file is (re)used), then groups back to back. A group is {@code int length,
- * int CRC32C of (salt, records)} followed by its records, each {@code int length (type + payload),
- * byte type, payload}. Reading stops at the first group whose length or CRC does not check out: the
- * zeros of a new file, a group torn by power loss (never acknowledged), or a group left from the
- * file's previous use (salted with another salt).
+ * <p>Segment layout (big-endian; file name {@code <lane>-<number>.wal}, or {@code free-<n>.wal}
+ * while it waits for reuse):
+ * <pre>
+ * offset  bytes  field
+ * 0       8      MAGIC "STRNDWAL" (0x5354524e4457414c); anything else: a never-used file, read as empty
+ * 8       8      salt: new random bits each time the file is (re)used, header fsynced before the rename
+ * 16      ...    groups, back to back, then zeros (a new file) or a previous use's groups (a recycled one)
+ *
+ * group:  0  4  length L of the records that follow (excludes these 8 bytes)
+ *         4  4  CRC32C of (the 8 salt bytes, the L record bytes)
+ *         8  L  records, back to back:  0 4 length N (type + payload) | 4 1 type | 5 N-1 payload
+ * </pre>
+ * Commit point: a group is committed when its one {@code O_DSYNC} write (header and records
+ * together) returns; only then are its turns acknowledged. A group whose CRC checks out is whole.
+ *
+ * <p>Reading a segment stops at the first group whose length or CRC does not check out. Where no
+ * group with this salt follows it, that is the segment's end: the zeros of a new file, a group torn
+ * by power loss (its write never returned, so it was never acknowledged), or a group left from the
+ * file's previous use (another salt). Where an intact group with this salt follows (found by
+ * scanning every later offset, since the damaged length cannot be trusted), the damaged group was
+ * written before that one returned — whole, and perhaps acknowledged — so it is corruption, not a
+ * torn tail: {@link #recover()} refuses to start with {@code corrupt}, naming the segment file and
+ * the group's offset, before replaying anything, and keeps the segment. It does not go on without
+ * the damaged group: after a power loss the home files need not hold its records, and nothing here
+ * can tell which those were. A flip inside the last group of a segment looks exactly like a torn
+ * write and is dropped; after a process crash the home files hold its records anyway.
  */
 public final class WriteAheadLog implements AutoCloseable {
     static final int SEGMENT_HEADER_BYTES = 16;
@@ -149,12 +169,17 @@ public final class WriteAheadLog implements AutoCloseable {
      * Replays what the last run left, in write order per lane, then makes the stores durable and
      * lets the old segments go. Call once, after every replayer is registered and before traffic.
      * @return the number of records replayed
+     * @throws StrandException {@code corrupt} before replaying anything when a segment holds a damaged
+     *     group followed by an intact one (see the class comment); the segments are kept
      */
     public long recover() {
         if (recovered) {
             throw new IllegalStateException("recover() runs once");
         }
         recovered = true;
+        for (Segment s : leftover) {
+            read(s.path(), (type, payload) -> { }); // a corrupt segment refuses the start before anything is replayed
+        }
         List<CompletableFuture<?>> applied = new ArrayList<>();
         long records = 0;
         for (Segment s : leftover) {
@@ -241,11 +266,11 @@ public final class WriteAheadLog implements AutoCloseable {
                 int at = map.position();
                 int length = map.getInt();
                 int expected = map.getInt();
-                if (length <= 0 || length > map.remaining()) {
-                    break; // the zeros past the last group, or a torn tail
-                }
-                if (groupCrc(crc, saltBytes, map.slice(at + GROUP_HEADER_BYTES, length)) != expected) {
-                    break; // torn by power loss, or left from the file's previous use
+                if (length <= 0 || length > map.remaining()
+                        || groupCrc(crc, saltBytes, map.slice(at + GROUP_HEADER_BYTES, length)) != expected) {
+                    // the zeros past the last group, a torn tail, a previous use's group: or corruption
+                    refuseIfFollowed(segment, map, saltBytes, at);
+                    break;
                 }
                 ByteBuffer group = map.slice(at + GROUP_HEADER_BYTES, length);
                 map.position(at + GROUP_HEADER_BYTES + length);
@@ -264,6 +289,44 @@ public final class WriteAheadLog implements AutoCloseable {
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot read write-ahead segment " + segment + ": " + e.getMessage(), Map.of(), e);
         }
+    }
+
+    /**
+     * Throws {@code corrupt} when an intact group salted like this segment's starts anywhere after
+     * {@code bad} (the offset of a group that failed its checks): the bad group was then written
+     * whole before it, so it is damage, not a torn tail. Candidates must frame their records exactly
+     * before their CRC is computed, so zeros and random bytes cost one bounds check each.
+     */
+    private static void refuseIfFollowed(Path segment, ByteBuffer map, byte[] salt, int bad) {
+        CRC32C crc = new CRC32C();
+        int limit = map.limit();
+        for (int at = bad + 1; at + GROUP_HEADER_BYTES + RECORD_HEADER_BYTES <= limit; at++) {
+            int length = map.getInt(at);
+            if (length < RECORD_HEADER_BYTES || length > limit - at - GROUP_HEADER_BYTES || !framesRecords(map, at + GROUP_HEADER_BYTES, length)) {
+                continue;
+            }
+            if (groupCrc(crc, salt, map.slice(at + GROUP_HEADER_BYTES, length)) == map.getInt(at + 4)) {
+                throw new StrandException(ErrorCode.CORRUPT, "write-ahead segment " + segment + " is corrupt at offset " + bad
+                        + ": the group there fails its checksum, but an intact group written after it follows at offset " + at
+                        + ", so it is damage, not a torn tail, and its records may have been acknowledged. Refusing to start"
+                        + " rather than drop them silently: restore the data directory from a backup, or move this segment"
+                        + " aside to start without any of its records");
+            }
+        }
+    }
+
+    /** Whether {@code length} bytes at {@code from} are exactly a run of well-formed record headers and payloads. */
+    private static boolean framesRecords(ByteBuffer map, int from, int length) {
+        int end = from + length;
+        int at = from;
+        while (end - at >= RECORD_HEADER_BYTES) {
+            int recordLength = map.getInt(at);
+            if (recordLength < 1 || recordLength > end - at - 4) {
+                return false;
+            }
+            at += 4 + recordLength;
+        }
+        return at == end;
     }
 
     private static int groupCrc(CRC32C crc, byte[] salt, ByteBuffer records) {

@@ -259,6 +259,100 @@ class WriteAheadLogTest {
         assertEquals("a:9", seen.getLast());
     }
 
+    /** Writers that logged {@code n} records "a:i", each acknowledged before the next: one group each. */
+    private Path crashedWithOneGroupPerRecord(int n) throws IOException {
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir, 1 << 20), x -> { });
+        for (int i = 0; i < n; i++) {
+            String record = "a:" + i + "-" + "p".repeat(20);
+            writers.submit("a", c -> {
+                c.log(TYPE, record.getBytes(StandardCharsets.UTF_8));
+                return null;
+            }).join();
+        }
+        return segments().stream().filter(p -> WriteAheadLog.read(p, (t, b) -> { }) > 0).findFirst().orElseThrow();
+    }
+
+    /** The offsets of every group of {@code segment}, in order. */
+    private static List<Integer> groups(Path segment) throws IOException {
+        ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(segment));
+        List<Integer> at = new ArrayList<>();
+        for (int g = WriteAheadLog.SEGMENT_HEADER_BYTES; bytes.getInt(g) > 0; g += WriteAheadLog.GROUP_HEADER_BYTES + bytes.getInt(g)) {
+            at.add(g);
+        }
+        return at;
+    }
+
+    private static void flip(Path file, long offset, int bits) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, offset);
+            ch.write(ByteBuffer.allocate(1).put(0, (byte) (b.get(0) ^ bits)), offset);
+        }
+    }
+
+    /** A bit rotted inside a group that later groups of the same segment follow: never a torn tail. */
+    @Test
+    void aFlippedByteFollowedByValidGroupsShouldRefuseTheStartNamingSegmentAndOffset() throws IOException {
+        Path segment = crashedWithOneGroupPerRecord(10);
+        List<Integer> groups = groups(segment);
+        assertEquals(10, groups.size());
+        long seed = System.nanoTime();
+        java.util.Random random = new java.util.Random(seed);
+        int victim = random.nextInt(9); // never the last group: valid groups follow
+        int length = ByteBuffer.wrap(Files.readAllBytes(segment)).getInt(groups.get(victim));
+        long offset = groups.get(victim) + WriteAheadLog.GROUP_HEADER_BYTES + random.nextInt(length);
+        System.out.println("WriteAheadLogTest seed " + seed + ": flipped a bit of group " + victim + " at " + offset);
+        flip(segment, offset, 1 << random.nextInt(8));
+        List<String> seen = new ArrayList<>();
+        StrandException e = assertThrows(StrandException.class, () -> seen.addAll(replayAll()));
+        assertEquals(ErrorCode.CORRUPT, e.code());
+        assertTrue(e.getMessage().contains(segment.toString()), e.getMessage());
+        assertTrue(e.getMessage().contains("offset " + groups.get(victim)), e.getMessage());
+        assertEquals(List.of(), seen, "nothing replayed before the corruption was found");
+        assertTrue(Files.exists(segment), "the damaged segment is kept, not checkpointed away");
+    }
+
+    /** The flip hits a group's length: the reader cannot step over it, and must still find what follows. */
+    @Test
+    void aFlippedGroupLengthFollowedByValidGroupsShouldRefuseTheStart() throws IOException {
+        Path segment = crashedWithOneGroupPerRecord(10);
+        int victim = groups(segment).get(4);
+        flip(segment, victim + 3, 0x40); // the length's low byte: a length that lands inside the next group
+        StrandException e = assertThrows(StrandException.class, this::replayAll);
+        assertEquals(ErrorCode.CORRUPT, e.code());
+        assertTrue(e.getMessage().contains("offset " + victim), e.getMessage());
+        flip(segment, victim + 3, 0x40);
+        flip(segment, victim, 0x80); // a negative length
+        e = assertThrows(StrandException.class, this::replayAll);
+        assertTrue(e.getMessage().contains("offset " + victim), e.getMessage());
+    }
+
+    /** After the last good group: random bytes (a group torn mid-write over a recycled file's old data), nothing valid. */
+    @Test
+    void garbageAfterTheLastGoodGroupShouldBeATornTailNotCorruption() throws IOException {
+        Path segment = crashedWithOneGroupPerRecord(10);
+        long end = endOfRecords(segment);
+        long seed = System.nanoTime();
+        System.out.println("WriteAheadLogTest garbage seed " + seed);
+        byte[] garbage = new byte[3000];
+        new java.util.Random(seed).nextBytes(garbage);
+        ByteBuffer torn = ByteBuffer.wrap(garbage).putInt(0, 200); // a plausible group length, a wrong CRC
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.WRITE)) {
+            ch.write(torn, end);
+        }
+        List<String> seen = replayAll();
+        assertEquals(10, seen.size());
+        assertEquals("a:9-" + "p".repeat(20), seen.getLast());
+    }
+
+    /** A flip in the last group cannot be told from a torn write: that group is dropped, the start goes on. */
+    @Test
+    void aFlipInTheLastGroupShouldEndTheSegmentLikeATornTail() throws IOException {
+        Path segment = crashedWithOneGroupPerRecord(10);
+        flip(segment, groups(segment).getLast() + WriteAheadLog.GROUP_HEADER_BYTES + 6, 1);
+        assertEquals(9, replayAll().size());
+    }
+
     @Test
     void recordsShouldSurviveByteForByte() {
         Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir, 4096), n -> { });

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
  * can SIGKILL it and benchmarks can load it from another process.
  */
 public final class ServerProcess implements AutoCloseable {
+    /** A fresh server starts in 1–3 s; a 2-core box running other builds beside the tests has taken 47 s. */
+    private static final long START_TIMEOUT_SECONDS = 120;
     private static final int OUTPUT_TAIL_LINES = 40;
     public final Process process;
     public final String url;
@@ -64,7 +66,7 @@ public final class ServerProcess implements AutoCloseable {
                     + String.join("\n", tail)));
         });
         try {
-            return new ServerProcess(p, url.get(60, TimeUnit.SECONDS));
+            return new ServerProcess(p, url.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS));
         } catch (Exception e) {
             p.destroyForcibly();
             throw new IOException("child server did not start: " + e.getMessage(), e);

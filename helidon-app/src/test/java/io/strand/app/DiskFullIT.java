@@ -5,13 +5,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.auth.Authenticator;
+import io.strand.app.reliability.FaultTest;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
 import io.strand.core.SmallFileSystem;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Timeout;
@@ -24,9 +30,11 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the machine lets the test mount one (root on Linux), else the same server with a simulated free
  * space. Writes (HTTP and socket, logs and docs) get 507 storage_full and change nothing, health
  * goes DOWN naming the directory, reads keep working, and writes resume by themselves once the
- * ballast is deleted.
+ * ballast is deleted. Each append carries a unique {@code n}: the row counts acknowledged ones
+ * missing, any present twice, refused ones present (forbidden too) and seq gaps.
  */
 @Timeout(120)
+@FaultTest
 class DiskFullIT {
     private static final long RESERVE = 8L << 20;
     private static final long DEADLINE_MS = 10_000;
@@ -87,22 +95,73 @@ class DiskFullIT {
         };
     }
 
+    /** Appends to log {@code l}, each with its own {@code n}, and what became of them. One test thread. */
+    private static final class Appends {
+        private final Set<Long> acked = new HashSet<>();
+        private final Set<Long> refused = new HashSet<>();
+        private long operations = 0;
+        private long next = 0;
+
+        Http.Reply http(Http http) {
+            long n = next++;
+            operations++;
+            Http.Reply r = http.post("/v1/ws/w/logs/l/entries", "{\"data\":{\"n\":" + n + ",\"pad\":\"" + "x".repeat(1000) + "\"}}");
+            (r.status() == 200 ? acked : refused).add(n);
+            return r;
+        }
+
+        JsonNode socket(WsClient socket) {
+            long n = next++;
+            operations++;
+            JsonNode reply = socket.reply(socket.request("append", "\"log\":\"l\",\"data\":{\"n\":" + n + "}"), 10_000);
+            (reply.path("ok").asBoolean() ? acked : refused).add(n);
+            return reply;
+        }
+
+        /** Reads log {@code l} back: every acknowledged append once, no refused one, seqs without gaps. */
+        void check(Http http, ReliabilityRow row, boolean real) {
+            JsonNode entries = http.get("/v1/ws/w/logs/l/entries?from=1&limit=1000").json().path("entries");
+            Map<Long, Integer> seen = new HashMap<>();
+            long gaps = 0;
+            long expect = 1;
+            for (JsonNode e : entries) {
+                long seq = e.path("seq").asLong();
+                gaps += seq == expect ? 0 : 1;
+                expect = seq + 1;
+                seen.merge(e.path("data").path("n").asLong(), 1, Integer::sum);
+            }
+            long lost = acked.stream().filter(n -> !seen.containsKey(n)).count();
+            long duplicated = seen.values().stream().filter(c -> c > 1).count();
+            long refusedButWritten = refused.stream().filter(seen::containsKey).count();
+            row.runs(1).operations(operations).acknowledged(acked.size()).history(lost, duplicated, gaps)
+                    .note(refused.size() + " refused 507 storage_full, " + refusedButWritten + " of them written; writes resumed without restart"
+                            + (real ? "" : "; free space simulated"));
+            assertEquals(0, lost, "acknowledged appends lost");
+            assertEquals(0, duplicated, "appends present twice");
+            assertEquals(0, gaps, "seq gaps");
+            assertEquals(0, refusedButWritten, "appends answered 507 but written");
+        }
+    }
+
     /** Both durability modes on a real tmpfs (simulated where mounting is not allowed), and the simulated store always once. */
     @ParameterizedTest(name = "{0}, simulated={1}")
     @CsvSource({"fsync, false", "os, false", "fsync, true"})
-    void writesShouldGet507AndChangeNothingWhileTheDataDiskIsFullAndResumeOnceFreed(String mode, boolean simulate) throws Exception {
+    @Scenario("disk full")
+    void writesShouldGet507AndChangeNothingWhileTheDataDiskIsFullAndResumeOnceFreed(String mode, boolean simulate, ReliabilityRow row)
+            throws Exception {
         AtomicLong simulated = new AtomicLong(-1);
         try (Disk disk = disk(mode, simulate, simulated)) {
             boolean real = simulated.get() < 0;
+            row.scenario("disk full (" + mode + ", " + (real ? "128 MiB tmpfs" : "simulated full store") + ")");
             System.out.println("DiskFullIT " + mode + ": " + (real ? "real tmpfs at " + disk.data() : "simulated full store"));
+            Appends appends = new Appends();
             Map<String, String> settings = Map.of("STRAND_DURABILITY", mode, "STRAND_WRITERS", "1",
                     "STRAND_MIN_FREE_DISK", String.valueOf(RESERVE));
             try (TestServer server = TestServer.start(disk.data(), settings, Authenticator.OPEN, real ? null : simulated::get);
                  WsClient socket = WsClient.connect(server.wsUrl("w"))) {
                 Http http = server.http;
-                String payload = "{\"data\":{\"pad\":\"" + "x".repeat(1000) + "\"}}";
                 for (int i = 0; i < 10; i++) {
-                    assertEquals(200, http.post("/v1/ws/w/logs/l/entries", payload).status());
+                    assertEquals(200, appends.http(http).status());
                 }
                 assertEquals(200, http.put("/v1/ws/w/docs/d", "{\"value\":{\"a\":1}}").status());
                 assertEquals(200, http.get("/observe/health").status(), http.get("/observe/health").body());
@@ -112,7 +171,7 @@ class DiskFullIT {
                 long deadline = System.currentTimeMillis() + DEADLINE_MS;
                 Http.Reply refused;
                 do {
-                    refused = http.post("/v1/ws/w/logs/l/entries", payload);
+                    refused = appends.http(http);
                     assertTrue(refused.status() == 200 || refused.status() == 507, refused.status() + " " + refused.body());
                 } while (refused.status() == 200 && System.currentTimeMillis() < deadline);
                 assertEquals(507, refused.status(), "a full data disk refuses appends");
@@ -121,16 +180,17 @@ class DiskFullIT {
                 long head = http.get("/v1/ws/w/logs/l").json().path("head").asLong();
 
                 for (int i = 0; i < 5; i++) {
-                    Http.Reply again = http.post("/v1/ws/w/logs/l/entries", payload);
+                    Http.Reply again = appends.http(http);
                     assertEquals(507, again.status(), again.body());
-                    JsonNode reply = socket.reply(socket.request("append", "\"log\":\"l\",\"data\":" + i), 10_000);
+                    JsonNode reply = appends.socket(socket);
                     assertEquals("storage_full", reply.path("error").path("code").asText(), reply.toString());
                 }
                 Http.Reply doc = http.put("/v1/ws/w/docs/d", "{\"value\":{\"a\":2}}");
                 assertEquals(507, doc.status(), doc.body());
                 assertEquals("storage_full", doc.errorCode());
                 assertEquals(507, http.post("/v1/ws/w/docs/n/incr", "{\"path\":\"c\",\"delta\":1}").status());
-                assertEquals(507, http.post("/v1/ws/w/logs/new-log/entries", payload).status(), "creating a log needs space too");
+                assertEquals(507, http.post("/v1/ws/w/logs/new-log/entries", "{\"data\":1}").status(), "creating a log needs space too");
+                appends.operations++;
 
                 Http.Reply health = http.get("/observe/health");
                 assertEquals(503, health.status(), health.body());
@@ -150,16 +210,17 @@ class DiskFullIT {
                 deadline = System.currentTimeMillis() + DEADLINE_MS;
                 Http.Reply accepted;
                 do {
-                    accepted = http.post("/v1/ws/w/logs/l/entries", payload);
+                    accepted = appends.http(http);
                 } while (accepted.status() == 507 && System.currentTimeMillis() < deadline);
                 assertEquals(200, accepted.status(), "writes resume without a restart: " + accepted.body());
                 assertEquals(head + 1, accepted.json().path("firstSeq").asLong(), "the refused appends left no seq behind");
-                JsonNode viaSocket = socket.reply(socket.request("append", "\"log\":\"l\",\"data\":\"s\""), 10_000);
+                JsonNode viaSocket = appends.socket(socket);
                 assertTrue(viaSocket.path("ok").asBoolean(), viaSocket.toString());
                 assertEquals(200, http.put("/v1/ws/w/docs/d", "{\"value\":{\"a\":2}}").status());
                 assertEquals(2, http.get("/v1/ws/w/docs/d").json().path("version").asLong());
                 assertEquals(200, http.get("/observe/health").status(), http.get("/observe/health").body());
                 assertEquals(head + 2, http.get("/v1/ws/w/logs/l/entries?from=1&limit=1000").json().path("entries").size());
+                appends.check(http, row, real);
             }
         }
     }

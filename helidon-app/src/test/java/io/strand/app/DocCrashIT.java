@@ -106,7 +106,9 @@ class DocCrashIT {
                     }
                 }));
             }
-            Thread.sleep(150 + random.nextInt(500)); // let load run for a random while, then crash
+            // crash only once this server acknowledged something, then after a random while of load
+            io.strand.app.testing.Progress.awaitGrowth(ackedCount::get, ackedCount.get(), java.time.Duration.ofSeconds(60));
+            Thread.sleep(150 + random.nextInt(500)); // fault injection timing, not synchronisation
             child.kill();
             running.set(false);
             for (Thread t : clients) {

@@ -10,11 +10,16 @@ import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.reliability.FaultTest;
 import io.strand.app.reliability.ReliabilityRow;
 import io.strand.app.reliability.Scenario;
+import io.strand.app.testing.FrameSocket;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.RawSocket;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.Tokens;
 import io.strand.app.testing.WsClient;
+import io.strand.core.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -31,8 +36,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Hostile input against a server with auth on: malformed WebSocket frames, and bad tokens (none,
  * malformed, tampered, {@code alg:none}, wrong key, expired, revoked) over HTTP and on the socket
  * upgrade, plus a token revoked while its socket is open. Each gets its error (a reply with the
- * SPEC §2 code, 401, or close 4001/1009), the server keeps serving, and nothing is written: the
- * target logs are never created.
+ * SPEC §2 code, 401, or close 4001/1009/1007/1002), the server keeps serving, and nothing is
+ * written: the target logs are never created. Raw frames (invalid UTF-8, reserved opcodes, an
+ * oversized control frame) each carry an append to the target log, so a server that let them
+ * through would create it; a ping must get its pong.
  */
 @Timeout(120)
 @FaultTest
@@ -93,9 +100,39 @@ class HostileInputIT {
         closes++;
         assertEquals(1009, RawSocket.closeCodeAfterFragments(server.wsUrl("acme") + "?token=" + rootToken, 600 * 1024, 2));
         closes++;
+        String url = server.wsUrl("acme") + "?token=" + rootToken;
+        byte[] prefix = "{\"id\":11,\"op\":\"append\",\"log\":\"target\",\"data\":\"a".getBytes(StandardCharsets.UTF_8);
+        byte[] suffix = "b\"}".getBytes(StandardCharsets.UTF_8);
+        byte[] append = concat(prefix, suffix);
+        Map<String, Integer> rawCloses = new LinkedHashMap<>(); // what was sent -> close code it got
+        rawCloses.put("invalid UTF-8", closeCodeAfter(url, s -> s.send(true, FrameSocket.TEXT, concat(prefix, new byte[]{(byte) 0xff}, suffix))));
+        rawCloses.put("invalid UTF-8 across fragments", closeCodeAfter(url, s -> {
+            s.send(false, FrameSocket.TEXT, concat(prefix, new byte[]{(byte) 0xc3}));
+            s.send(true, FrameSocket.CONTINUATION, concat(new byte[]{0x28}, suffix));
+        }));
+        assertEquals(1007, rawCloses.get("invalid UTF-8"));
+        assertEquals(1007, rawCloses.get("invalid UTF-8 across fragments"));
+        for (int opcode : new int[]{0x3, 0x4, 0x5, 0x6, 0x7, 0xB, 0xC, 0xD, 0xE, 0xF}) {
+            String what = "reserved opcode 0x" + Integer.toHexString(opcode);
+            rawCloses.put(what, closeCodeAfter(url, s -> s.sendRaw(0x80 | opcode, append)));
+            assertEquals(1002, rawCloses.get(what), what);
+        }
+        rawCloses.put("ping of 126 bytes", closeCodeAfter(url, s -> s.send(true, FrameSocket.PING, new byte[126])));
+        assertEquals(1002, rawCloses.get("ping of 126 bytes"), "control frame over 125 bytes");
+        rawCloses.put("close of 200 bytes", closeCodeAfter(url, s -> s.send(true, FrameSocket.CLOSE, concat(new byte[]{0x03, (byte) 0xe8}, new byte[198]))));
+        assertEquals(1002, rawCloses.get("close of 200 bytes"), "control frame over 125 bytes");
+        try (FrameSocket s = FrameSocket.connect(url)) {
+            s.send(true, FrameSocket.PING, "keepalive".getBytes(StandardCharsets.UTF_8));
+            FrameSocket.Frame pong = s.read();
+            assertEquals(FrameSocket.PONG, pong.opcode(), "a ping is answered with a pong");
+            assertEquals("keepalive", pong.text());
+            s.sendText("{\"id\":12,\"op\":\"ping\"}");
+            assertTrue(Json.parse(s.read().text()).path("ok").asBoolean(), "the socket is still usable after the pong");
+        }
         nothingWritten("target");
-        row.runs(1).operations(sent + closes).acknowledged(0)
-                .note(answered + " frames answered with their error code, " + closes + " oversize closed 1009; nothing written");
+        row.runs(1).operations(sent + closes + rawCloses.size() + 2).acknowledged(0)
+                .note(answered + " frames answered with their error code, " + closes + " oversize closed 1009, "
+                        + rawCloses.size() + " raw frames closed 1007/1002, ping answered with pong; nothing written");
     }
 
     @Test
@@ -143,6 +180,30 @@ class HostileInputIT {
         assertEquals(404, root.get("/v1/ws/acme/docs/target2").status(), "no doc written");
         row.runs(1).operations(operations).acknowledged(0)
                 .note((bad.size() + 1) + " kinds refused 401 on HTTP and upgrade, revoked socket closed 4001; nothing written");
+    }
+
+    /** What a test sends on a fresh raw socket. */
+    @FunctionalInterface
+    private interface Sends {
+        void send(FrameSocket s) throws IOException;
+    }
+
+    /** Sends on a fresh socket and returns the code of the close frame the server answers with. */
+    private static int closeCodeAfter(String url, Sends sends) throws IOException {
+        try (FrameSocket s = FrameSocket.connect(url)) {
+            sends.send(s);
+            FrameSocket.Frame close = s.read();
+            assertEquals(FrameSocket.CLOSE, close.opcode(), "expected a close frame, got opcode " + close.opcode());
+            return close.closeCode();
+        }
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            out.writeBytes(p);
+        }
+        return out.toByteArray();
     }
 
     private static void nothingWritten(String log) {

@@ -76,7 +76,9 @@ class LogCrashIT {
                     }
                 }));
             }
-            Thread.sleep(200 + random.nextInt(600)); // let load run for a random while, then crash
+            // crash only once this server acknowledged something, then after a random while of load
+            io.strand.app.testing.Progress.awaitGrowth(acked::size, acked.size(), java.time.Duration.ofSeconds(60));
+            Thread.sleep(200 + random.nextInt(600)); // fault injection timing, not synchronisation
             child.kill();
             running.set(false);
             for (Thread t : clients) {

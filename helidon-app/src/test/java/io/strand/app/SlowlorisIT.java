@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.strand.app.reliability.FaultTest;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.RawHttp;
 import io.strand.app.testing.TestServer;
@@ -30,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answer, and meanwhile normal requests and idle WebSockets carry on.
  */
 @Timeout(180)
+@FaultTest
 class SlowlorisIT {
     private static final String GET = "GET /v1/ws/acme/logs HTTP/1.1\r\nHost: localhost\r\n\r\n";
 
@@ -37,7 +41,8 @@ class SlowlorisIT {
     Path dir;
 
     @Test
-    void headsThatNeverCompleteShouldBeAnswered408AndClosedAfterTheHeaderTimeout() throws Exception {
+    @Scenario("slowloris (partial headers held open)")
+    void headsThatNeverCompleteShouldBeAnswered408AndClosedAfterTheHeaderTimeout(ReliabilityRow row) throws Exception {
         long timeoutMillis = 1000;
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_HEADER_TIMEOUT", timeoutMillis + "ms"))) {
             List<Held> held = new ArrayList<>();
@@ -65,7 +70,8 @@ class SlowlorisIT {
                     }
                 }));
             }
-            for (int i = 0; i < 20; i++) {
+            int normal = 20;
+            for (int i = 0; i < normal; i++) {
                 assertEquals(200, server.http.get("/v1/ws/acme/logs").status(), "normal requests work meanwhile");
             }
             long slowest = 0;
@@ -86,11 +92,15 @@ class SlowlorisIT {
                 t.join(5_000);
             }
             assertEquals(200, RawHttp.exchange(server.url(), GET).status(), "the server still answers");
+            row.runs(1).operations(held.size() + normal + 1)
+                    .note(held.size() + " incomplete heads answered 408 and closed, the last " + slowest + " ms after connecting (timeout "
+                            + timeoutMillis + " ms); " + normal + " normal requests served meanwhile");
         }
     }
 
     @Test
-    void aBodyThatStopsArrivingShouldBeCutAfterTheBodyTimeoutAndAppendNothing() throws Exception {
+    @Scenario("slowloris: bodies that stop arriving")
+    void aBodyThatStopsArrivingShouldBeCutAfterTheBodyTimeoutAndAppendNothing(ReliabilityRow row) throws Exception {
         long timeoutMillis = 1000;
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_BODY_TIMEOUT", timeoutMillis + "ms"))) {
             List<Held> held = new ArrayList<>();
@@ -115,10 +125,14 @@ class SlowlorisIT {
             System.out.println("50 stalled bodies cut, the last " + slowest + " ms after it connected (timeout " + timeoutMillis + " ms)");
             assertTrue(slowest < timeoutMillis + 5_000, "cut soon after the timeout: " + slowest + " ms");
             assertEquals("not_found", server.http.get("/v1/ws/acme/logs/slow").errorCode(), "a cut request appended nothing");
+            row.runs(1).operations(held.size() + 1).acknowledged(1)
+                    .note(held.size() + " stalled bodies cut, the last " + slowest + " ms after connecting (timeout " + timeoutMillis
+                            + " ms); nothing appended");
         }
     }
 
     @Test
+    @Scenario("slowloris: idle socket and keep-alive outlive the header timeout")
     void anIdleWebSocketAndAKeptAliveConnectionShouldOutliveTheHeaderTimeout() throws Exception {
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_HEADER_TIMEOUT", "500ms"));
              WsClient socket = WsClient.connect(server.wsUrl("acme"));
@@ -135,7 +149,8 @@ class SlowlorisIT {
     }
 
     @Test
-    void aKeptAliveConnectionWithoutRequestsShouldBeClosedAfterTheIdleTimeout() throws Exception {
+    @Scenario("slowloris: idle keep-alive closed")
+    void aKeptAliveConnectionWithoutRequestsShouldBeClosedAfterTheIdleTimeout(ReliabilityRow row) throws Exception {
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_IDLE_TIMEOUT", "2s"));
              Socket keptAlive = RawHttp.connect(server.url(), null)) {
             keptAlive.setSoTimeout(15_000);
@@ -146,11 +161,13 @@ class SlowlorisIT {
             long closedMillis = (System.nanoTime() - quiet) / 1_000_000;
             System.out.println("idle HTTP connection closed after " + closedMillis + " ms (idle timeout 2s, measured in whole seconds)");
             assertTrue(closedMillis < 6_000, closedMillis + " ms");
+            row.runs(1).operations(1).note("closed " + closedMillis + " ms after its last answer (idle timeout 2 s)");
         }
     }
 
     @Test
-    void connectionsPastTheGlobalCapShouldBeRefusedWith503UntilSlotsFree() throws Exception {
+    @Scenario("connection cap: global")
+    void connectionsPastTheGlobalCapShouldBeRefusedWith503UntilSlotsFree(ReliabilityRow row) throws Exception {
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_MAX_CONNECTIONS", "20", "STRAND_HEADER_TIMEOUT", "60s"))) {
             List<Held> held = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
@@ -175,11 +192,13 @@ class SlowlorisIT {
             for (Held h : held) {
                 h.socket().close();
             }
+            row.runs(1).operations(held.size() + 6).note("past 20 connections: 503 unavailable + Retry-After; served again once slots freed");
         }
     }
 
     @Test
-    void connectionsPastThePerAddressCapShouldBeRefusedWith429WhileOtherAddressesAreServed() throws Exception {
+    @Scenario("connection cap: per address")
+    void connectionsPastThePerAddressCapShouldBeRefusedWith429WhileOtherAddressesAreServed(ReliabilityRow row) throws Exception {
         try (TestServer server = TestServer.start(dir, Map.of("STRAND_MAX_CONNECTIONS_PER_IP", "10", "STRAND_HEADER_TIMEOUT", "60s"))) {
             List<Held> held = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
@@ -203,6 +222,7 @@ class SlowlorisIT {
             for (Held h : held) {
                 h.socket().close();
             }
+            row.runs(1).operations(held.size() + 22).note("11th connection from one address: 429 too_many_connections; other addresses served");
         }
     }
 

@@ -41,6 +41,10 @@ final class BenchCommand implements Callable<Integer> {
     Integer warmupSeconds;
     @Option(names = "--out", defaultValue = "bench-results", description = "Directory for the JSON results.")
     Path out;
+    @Option(names = "--report", paramLabel = "FILE.html",
+            description = "Also write the run as one self-contained HTML page: charts of each scenario's throughput and "
+                    + "latency percentiles, the disk probe, the durability mode and the machine.")
+    Path report;
     private ColdBenchmarks cold;
     private Warmup warmup;
 
@@ -76,6 +80,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--warmup must be 0 or more seconds");
         }
         warmup = new Warmup(Duration.ofSeconds(warmupSecs));
+        Instant startedAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
         Path data = Files.createTempDirectory("strand-bench-");
         ArrayNode results = Json.MAPPER.createArrayNode();
         System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
@@ -109,15 +114,39 @@ final class BenchCommand implements Callable<Integer> {
         Files.createDirectories(out);
         Path file = out.resolve("bench-" + Instant.now().toString().replace(':', '-') + ".json");
         ObjectNode doc = Json.MAPPER.createObjectNode();
+        doc.put("startedAt", startedAt.toString());
         doc.put("durability", durability);
         doc.put("quick", quick);
         doc.put("cores", Runtime.getRuntime().availableProcessors());
         doc.put("warmupSeconds", warmupSecs);
+        doc.set("machine", machine());
         doc.set("diskProbe", disk.json());
         doc.set("results", results);
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
+        if (report != null) {
+            BenchHtmlReport.write(doc, report);
+            System.out.println("report: " + report);
+        }
         return 0;
+    }
+
+    /** What the figures were measured on: cores, memory, CPU model, kernel and JDK. */
+    static ObjectNode machine() {
+        ObjectNode m = Json.MAPPER.createObjectNode();
+        m.put("cores", Runtime.getRuntime().availableProcessors());
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            m.put("memoryBytes", os.getTotalMemorySize());
+        }
+        try (var lines = Files.lines(Path.of("/proc/cpuinfo"))) {
+            lines.filter(l -> l.startsWith("model name")).findFirst()
+                    .ifPresent(l -> m.put("cpu", l.substring(l.indexOf(':') + 1).trim()));
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            // not Linux: the CPU model is left out
+        }
+        m.put("kernel", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
+        m.put("jdk", System.getProperty("java.vm.vendor") + " " + System.getProperty("java.runtime.version"));
+        return m;
     }
 
     /**

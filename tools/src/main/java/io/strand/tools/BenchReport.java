@@ -72,8 +72,10 @@ final class BenchReport {
         if (latency.getTotalCount() > 0) {
             o.put("latencySamples", latency.getTotalCount());
             o.put("p50Ms", ms(latency.getValueAtPercentile(50)));
+            o.put("p90Ms", ms(latency.getValueAtPercentile(90)));
             o.put("p95Ms", ms(latency.getValueAtPercentile(95)));
             o.put("p99Ms", ms(latency.getValueAtPercentile(99)));
+            o.put("p999Ms", ms(latency.getValueAtPercentile(99.9)));
             o.put("maxMs", ms(latency.getMaxValue()));
         }
         o.setAll(extra);

@@ -46,14 +46,15 @@ public final class FrameSocket implements AutoCloseable {
         this.out = socket.getOutputStream();
     }
 
-    /** Connects and upgrades; fails unless the server answers 101. */
+    /** Connects and upgrades (keeping the URL's query, e.g. {@code ?token=}); fails unless the server answers 101. */
     public static FrameSocket connect(String wsUrl) throws IOException {
         URI uri = URI.create(wsUrl);
         Socket s = new Socket(uri.getHost(), uri.getPort());
         s.setSoTimeout(10_000);
         FrameSocket fs = new FrameSocket(s);
         String key = Base64.getEncoder().encodeToString("0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
-        fs.out.write(("GET " + uri.getRawPath() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+        String target = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()); // ?token= on the upgrade
+        fs.out.write(("GET " + target + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
                 + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
                 + "\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         fs.out.flush();
