@@ -326,6 +326,35 @@ public final class ColdLog {
         return guard(() -> new Compactor(this).compact(targetBytes, grace));
     }
 
+    /**
+     * Retires every segment wholly below {@code before} (a trim) through one conditional manifest
+     * commit; their objects stay for {@code grace}, so a reader holding the previous manifest still
+     * finishes, and {@link #collectGarbage} deletes them after it. A segment holding {@code before}
+     * stays whole. Safe to repeat and to race rolls and compactions (a lost race re-applies).
+     * Fail point {@code trim.afterColdManifest}.
+     *
+     * @return segments retired by this call
+     */
+    public int trimBefore(long before, Duration grace) {
+        return guard(() -> {
+            long retireAt = config.clock().instant().plus(grace).toEpochMilli();
+            int[] retired = {0};
+            update("trim before " + before, m -> {
+                Manifest next = m.withTrimmed(before, retireAt);
+                retired[0] = next == null ? 0 : m.segments().size() - next.segments().size();
+                return next;
+            });
+            FailPoints.hit("trim.afterColdManifest");
+            return retired[0];
+        });
+    }
+
+    /** True when the cached manifest has retired segments whose grace ended by {@code now} (no store request). */
+    public boolean garbageDue(Instant now) {
+        ManifestStore.Snapshot s = snapshot.get();
+        return s != null && s.manifest().pendingDeletes().stream().anyMatch(p -> p.retireAt() <= now.toEpochMilli());
+    }
+
     /** Deletes retired segments whose grace period ended by {@code now}, then drops them from the manifest. */
     public int collectGarbage(Instant now) {
         return guard(() -> new Compactor(this).collectGarbage(now));

@@ -128,6 +128,27 @@ public record Manifest(int format, String ws, String log, long generation, List<
         return new Manifest(FORMAT, ws, log, generation + 1, next, pending);
     }
 
+    /**
+     * The next generation without the leading segments wholly below {@code before} (a trim: every
+     * entry they hold is below the log's first retained seq), their keys retired until
+     * {@code retireAt} so a reader holding this generation still finishes; null when no segment
+     * lies wholly below {@code before}. A segment that straddles {@code before} stays.
+     */
+    public Manifest withTrimmed(long before, long retireAt) {
+        int drop = 0;
+        while (drop < segments.size() && segments.get(drop).lastSeq() < before) {
+            drop++;
+        }
+        if (drop == 0) {
+            return null;
+        }
+        List<PendingDelete> pending = new ArrayList<>(pendingDeletes);
+        for (SegmentMeta old : segments.subList(0, drop)) {
+            pending.add(new PendingDelete(old.key(), retireAt));
+        }
+        return new Manifest(FORMAT, ws, log, generation + 1, segments.subList(drop, segments.size()), pending);
+    }
+
     /** The next generation without the given pending deletes. */
     public Manifest withoutPending(Set<String> keys) {
         List<PendingDelete> pending = pendingDeletes.stream().filter(p -> !keys.contains(p.key())).toList();

@@ -29,6 +29,24 @@ final class DocIndex {
         return docs == null ? 0 : docs.size();
     }
 
+    /** Workspaces holding at least one doc, in name order. */
+    List<String> workspaces() {
+        List<String> out = new ArrayList<>();
+        byWorkspace.forEach((ws, docs) -> {
+            if (!docs.isEmpty()) {
+                out.add(ws);
+            }
+        });
+        out.sort(null);
+        return out;
+    }
+
+    /** Every doc name of {@code ws} (a weakly consistent view). */
+    Iterable<String> docs(String ws) {
+        NavigableSet<String> docs = byWorkspace.get(ws);
+        return docs == null ? List.of() : docs;
+    }
+
     DocPage page(String ws, String after, int limit) {
         NavigableSet<String> docs = byWorkspace.get(ws);
         if (docs == null) {

@@ -212,6 +212,33 @@ public final class DocStore implements AutoCloseable {
         return index.page(ws, after, limit);
     }
 
+    /** Workspaces holding at least one doc, in name order. */
+    public List<String> workspaces() {
+        return index.workspaces();
+    }
+
+    /**
+     * How many docs {@code ws} holds and their stored JSON bytes, read doc by doc (cost grows with the
+     * workspace's doc count; for the inventory, not for a hot path).
+     */
+    public DocUsage usage(String ws) {
+        Names.workspace(ws);
+        long docs = 0;
+        long bytes = 0;
+        for (String doc : index.docs(ws)) {
+            StoredDoc s = durable(key(ws, doc));
+            if (s != null) {
+                docs++;
+                bytes += s.json().length;
+            }
+        }
+        return new DocUsage(docs, bytes);
+    }
+
+    /** A workspace's doc count and stored JSON bytes. */
+    public record DocUsage(long docs, long bytes) {
+    }
+
     // ---------------------------------------------------------------- writes
 
     /**

@@ -90,13 +90,10 @@ public final class Main {
      * Starts, prints the bound address (and where the root token is), and blocks until
      * SIGTERM/SIGINT, then shuts down cleanly. Signed tokens unless {@code --auth false}.
      */
-    /** Held so the level sticks: JUL keeps loggers weakly. Chronicle's start-up banners are INFO. */
-    private static final java.util.logging.Logger CHRONICLE = java.util.logging.Logger.getLogger("net.openhft");
-
     public static void serve(ServerConfig config) throws InterruptedException {
-        CHRONICLE.setLevel(java.util.logging.Level.WARNING);
+        config.logging().install();
         Authenticator auth = config.auth() ? JwtAuthenticator.open(config.dataDir()) : Authenticator.OPEN;
-        StrandServer server = new StrandServer(config, auth).start();
+        StrandServer server = StrandServer.recovering(config, auth).start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();

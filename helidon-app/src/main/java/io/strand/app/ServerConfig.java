@@ -41,7 +41,10 @@ public record ServerConfig(
         int maxConnectionsPerIp,
         long minFreeDisk,
         int walCheckpointRecords,
-        Duration dsLongPollTimeout) {
+        Duration dsLongPollTimeout,
+        io.strand.logtier.RetentionPolicy retentionDefaults,
+        Duration retentionCheckInterval,
+        ServerLogging logging) {
 
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
@@ -76,10 +79,16 @@ public record ServerConfig(
             // free space the data directory keeps: writes past it get 507 storage_full
             Map.entry("STRAND_MIN_FREE_DISK", String.valueOf(io.strand.core.DiskSpace.DEFAULT_RESERVE_BYTES)),
             Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)),
-            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"));
+            Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"),
+            Map.entry("STRAND_RETENTION_CHECK_INTERVAL", "30s"),
+
+            // text (one line each, java.util.logging's SimpleFormatter) or json (one object per line)
+            Map.entry("STRAND_LOG_FORMAT", ServerLogging.DEFAULT_FORMAT),
+            Map.entry("STRAND_LOG_LEVEL", ServerLogging.DEFAULT_LEVEL));
 
     /** Settings with no default: absent means "not set". */
-    private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT");
+    private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT",
+            "STRAND_RETENTION_MAX_AGE", "STRAND_RETENTION_MAX_ENTRIES", "STRAND_RETENTION_MAX_BYTES");
 
     /** Every setting's environment name, sorted: the server's flags are these ({@code STRAND_HOT_MAX_AGE} is {@code --hot-max-age}). */
     public static java.util.SortedSet<String> keys() {
@@ -107,6 +116,10 @@ public record ServerConfig(
         }
         if (minFreeDisk < 0) {
             throw new IllegalArgumentException("--min-free-disk must be ≥ 0, not " + minFreeDisk);
+        }
+        if (retentionCheckInterval.isNegative() || retentionCheckInterval.isZero() || retentionCheckInterval.toSeconds() > 60) {
+            throw new IllegalArgumentException("--retention-check-interval must be more than 0 and at most 60s (a trim is due"
+                    + " within a minute of an entry leaving its policy), not " + retentionCheckInterval);
         }
         if (walCheckpointRecords < 1) {
             throw new IllegalArgumentException("--wal-checkpoint-records must be ≥ 1, not " + walCheckpointRecords);
@@ -151,7 +164,10 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_IP")),
                 bytes(get.apply("STRAND_MIN_FREE_DISK")),
                 Integer.parseInt(get.apply("STRAND_WAL_CHECKPOINT_RECORDS")),
-                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")));
+                duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")),
+                retentionDefaults(get),
+                duration(get.apply("STRAND_RETENTION_CHECK_INTERVAL")),
+                ServerLogging.parse(get.apply("STRAND_LOG_FORMAT"), get.apply("STRAND_LOG_LEVEL")));
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */
@@ -167,6 +183,19 @@ public record ServerConfig(
             return Long.parseLong(shift == 0 ? t : t.substring(0, t.length() - 1)) << shift;
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a size: '" + text + "' (use 67108864, 512k, 64m or 2g)");
+        }
+    }
+
+    /** {@code --retention-max-age} (a duration, whole seconds), {@code -max-entries}, {@code -max-bytes}: unset = unlimited. */
+    private static io.strand.logtier.RetentionPolicy retentionDefaults(Function<String, String> get) {
+        String age = get.apply("STRAND_RETENTION_MAX_AGE");
+        String entries = get.apply("STRAND_RETENTION_MAX_ENTRIES");
+        String bytes = get.apply("STRAND_RETENTION_MAX_BYTES");
+        try {
+            return new io.strand.logtier.RetentionPolicy(age == null ? null : Math.max(1, duration(age).toSeconds()),
+                    entries == null ? null : Long.valueOf(entries), bytes == null ? null : Long.valueOf(bytes));
+        } catch (io.strand.core.StrandException e) {
+            throw new IllegalArgumentException("--retention-max-*: " + e.getMessage());
         }
     }
 

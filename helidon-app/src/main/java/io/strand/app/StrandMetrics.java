@@ -24,12 +24,46 @@ public final class StrandMetrics {
     private static final AtomicLong SUBSCRIBERS = new AtomicLong();
     /** Every live subscription's lag as it last reported it. */
     private static final Set<ReplayLag> LAGS = ConcurrentHashMap.newKeySet();
-    private final MeterRegistry registry = Metrics.globalRegistry();
+    /**
+     * Helidon's metrics settings for the whole process: no {@code scope} tag (every series would carry
+     * {@code scope="application"} or {@code "base"}, noise for a server that has one application).
+     * The observer gets the same settings ({@link #metricsConfig}), or it would replace the registry.
+     */
+    private static final io.helidon.metrics.api.MetricsConfig CONFIG = io.helidon.metrics.api.MetricsConfig.builder()
+            .scoping(io.helidon.metrics.api.ScopingConfig.builder().clearTagName().build())
+            .build();
+    /**
+     * Latency buckets (Prometheus {@code le}), 100 µs to 10 s: histograms aggregate across nodes,
+     * which per-node quantiles do not.
+     */
+    static final java.time.Duration[] LATENCY_BUCKETS = java.util.stream.LongStream.of(
+            100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000,
+            5_000_000, 10_000_000).mapToObj(us -> java.time.Duration.of(us, java.time.temporal.ChronoUnit.MICROS))
+            .toArray(java.time.Duration[]::new);
+
+    private final MeterRegistry registry = globalRegistry();
+    /** What {@link #counter} meters read, held here since the registry holds it only weakly. */
+    private final java.util.List<Supplier<Number>> totals = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * The process-wide registry with {@link #CONFIG}. Helidon's factory installs the tag settings of
+     * the config it was made from (the defaults, with {@code scope}), so ours are installed after it.
+     */
+    private static synchronized MeterRegistry globalRegistry() {
+        io.helidon.metrics.api.MetricsFactory factory = io.helidon.metrics.api.MetricsFactory.getInstance();
+        io.helidon.metrics.api.SystemTagsManager.instance(CONFIG);
+        return factory.globalRegistry(CONFIG);
+    }
+
+    /** The settings the global registry was made with: the observer must use the same, or it replaces that registry. */
+    public static io.helidon.metrics.api.MetricsConfig metricsConfig() {
+        return CONFIG;
+    }
     private final Counter appends = registry.getOrCreate(Counter.builder("strand.appends").description("Entries appended"));
     private final Counter appendBytes = registry.getOrCreate(Counter.builder("strand.append.bytes").description("Entry data bytes appended"));
     private final Counter appendErrors = registry.getOrCreate(Counter.builder("strand.append.errors").description("Appends refused or failed"));
-    private final Timer commitLatency = registry.getOrCreate(Timer.builder("strand.commit.sync").description("Group-commit write-ahead write latency (one O_DSYNC write per group)"));
-    private final Timer appendLatency = registry.getOrCreate(Timer.builder("strand.append.latency").description("Append request to durable ack"));
+    private final Timer commitLatency = registry.getOrCreate(latency("strand.commit.sync").description("Group-commit write-ahead write latency (one O_DSYNC write per group)"));
+    private final Timer appendLatency = registry.getOrCreate(latency("strand.append.latency").description("Append request to durable ack"));
     private final Counter framesSent = registry.getOrCreate(Counter.builder("strand.subscription.frames").description("Entry frames pushed to subscribers"));
     private final Counter docOps = registry.getOrCreate(Counter.builder("strand.doc.ops").description("Doc operations committed"));
     private final Counter docConflicts = registry.getOrCreate(Counter.builder("strand.doc.conflicts").description("Doc version and CAS conflicts"));
@@ -41,8 +75,23 @@ public final class StrandMetrics {
                 .description("Largest entries-behind-head among live subscriptions, each as it last reported"));
     }
 
+    /** A value that goes up and down (Prometheus {@code gauge}). */
     public void gauge(String name, String description, Supplier<Number> value) {
         registry.getOrCreate(Gauge.builder(name, value, v -> v.get().doubleValue()).description(description));
+    }
+
+    /**
+     * A running total kept elsewhere (Prometheus {@code counter}, {@code _total}): rates and
+     * {@code increase()} work on it, and a restart reads as a counter reset.
+     */
+    public void counter(String name, String description, Supplier<Number> total) {
+        totals.add(total); // Micrometer holds a function counter's state weakly
+        registry.getOrCreate(io.helidon.metrics.api.FunctionalCounter.builder(name, total, t -> t.get().longValue())
+                .description(description));
+    }
+
+    private static Timer.Builder latency(String name) {
+        return Timer.builder(name).buckets(LATENCY_BUCKETS).percentiles(new double[0]);
     }
 
     public void syncNanos(long nanos) {

@@ -3,6 +3,7 @@ package io.strand.app;
 import io.helidon.http.NotFoundException;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.staticcontent.StaticContentService;
 import io.helidon.webserver.observe.ObserveFeature;
 import io.helidon.webserver.observe.health.HealthObserver;
 import io.helidon.webserver.observe.metrics.MetricsObserver;
@@ -28,6 +29,9 @@ import io.strand.app.http.DocsHttp;
 import io.strand.docstore.DocStore;
 import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
+import io.strand.app.http.RetentionHttp;
+import io.strand.app.http.WorkspacesHttp;
+import io.strand.app.http.RecoveryListener;
 import io.strand.coldtier.BlockCache;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStoreConfig;
@@ -65,9 +69,14 @@ public final class StrandServer implements AutoCloseable {
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
+    private final io.strand.logtier.Retention retention;
     private final OpenSockets sockets;
     private final ConnectionGuard guard;
     private final WebServer server;
+    /** Holds the port until {@link #start} when made by {@link #recovering}; null otherwise. */
+    private final RecoveryListener recovering;
+    /** The {@code /v1} routes as registered (for 405s, and for the OpenAPI check). */
+    final AllowedMethods routes = new AllowedMethods();
 
     public StrandServer(ServerConfig config, Authenticator authenticator) {
         this(config, authenticator, null);
@@ -78,6 +87,26 @@ public final class StrandServer implements AutoCloseable {
      * system when not null (tests simulate a full disk where a small file system cannot be mounted).
      */
     public StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace) {
+        this(config, authenticator, freeSpace, null);
+    }
+
+    /**
+     * A server whose port answers from the start: {@link RecoveryListener} holds it (readiness DOWN,
+     * requests {@code 503}) while the stores open and the write-ahead log replays, and {@link #start}
+     * takes it over. What {@code strand serve} runs.
+     */
+    public static StrandServer recovering(ServerConfig config, Authenticator authenticator) {
+        RecoveryListener listener = RecoveryListener.start(config.host(), config.port());
+        try {
+            return new StrandServer(config, authenticator, null, listener);
+        } catch (RuntimeException | Error e) {
+            listener.close();
+            throw e;
+        }
+    }
+
+    private StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace, RecoveryListener recovering) {
+        this.recovering = recovering;
         this.config = config;
         this.authenticator = authenticator;
         try {
@@ -94,13 +123,13 @@ public final class StrandServer implements AutoCloseable {
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
         metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
-        metrics.gauge("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
-        metrics.gauge("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
-        metrics.gauge("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
+        metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
+        metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
+        metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
                 () -> coldStat("rollFailures"));
         metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
-        metrics.gauge("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
-        metrics.gauge("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
+        metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
+        metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(logs);
         this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
         this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
@@ -111,6 +140,15 @@ public final class StrandServer implements AutoCloseable {
         long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
         metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
+        // after the replay: the worker's first pass finishes trims a crash interrupted
+        this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
+                io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
+        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
+        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
+        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
+        metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
+                retention.coldSegmentsDeleted::get);
         this.docApi = new DocApi(docs, metrics);
         metrics.gauge("strand.docs", "Docs stored", docs::size);
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
@@ -135,9 +173,13 @@ public final class StrandServer implements AutoCloseable {
                 config.maxConnectionsPerIp());
         metrics.gauge("strand.http.connections", "Open connections (HTTP and WebSocket); refused past --max-connections",
                 guard::openConnections);
-        metrics.gauge("strand.http.header.timeouts", "Connections closed because their request head or body did not arrive in time",
+        metrics.counter("strand.http.header.timeouts", "Connections closed because their request head or body did not arrive in time",
                 guard::timedOut);
-        metrics.gauge("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
+        metrics.counter("strand.http.connections.accepted", "Connections accepted since start (HTTP and WebSocket, refused ones included)",
+                guard::accepted);
+        metrics.gauge("strand.sockets", "Open WebSockets", sockets::size);
+        metrics.counter("strand.sockets.opened", "WebSockets opened since start", sockets::opened);
+        metrics.counter("strand.http.connections.refused", "Connections refused by --max-connections or --max-connections-per-ip",
                 guard::refusals);
         WsConfig wsConfig = WsConfig.builder().maxFrameLength(config.maxFrameBytes()).build();
         // the only connection selector, so every accepted connection passes the guard first; made by
@@ -147,7 +189,7 @@ public final class StrandServer implements AutoCloseable {
                 ProtocolConfigs.create(List.of(wsConfig)));
         this.server = WebServer.builder()
                 .host(config.host())
-                .port(config.port())
+                .port(recovering == null ? config.port() : recovering.port())
                 .protocolsDiscoverServices(false)
                 .addProtocol(wsConfig)
                 .addConnectionSelector(guard.wrap(http1))
@@ -161,7 +203,9 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(writers, disk), MetricsObserver.create()))
+                .addFeature(ObserveFeature.just(health(writers, disk, replayed, replayMillis), MetricsObserver.builder()
+                        .metricsConfig(StrandMetrics.metricsConfig()).build()))
+                .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
@@ -189,7 +233,7 @@ public final class StrandServer implements AutoCloseable {
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
      * turns UP again by itself once space is freed.
      */
-    private static HealthObserver health(Writers writers, DiskSpace disk) {
+    private static HealthObserver health(Writers writers, DiskSpace disk, long replayed, long replayMillis) {
         return HealthObserver.builder()
                 .details(true)
                 .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
@@ -209,6 +253,9 @@ public final class StrandServer implements AutoCloseable {
                     }
                     return response.build();
                 }, io.helidon.health.HealthCheckType.READINESS, "diskSpace")
+                .addCheck(() -> io.helidon.health.HealthCheckResponse.builder().status(true) // DOWN is RecoveryListener's
+                        .detail("replayedRecords", replayed).detail("replayMillis", replayMillis).build(),
+                        io.helidon.health.HealthCheckType.READINESS, "recovery")
                 .addCheck(() -> {
                     java.util.Optional<String> failure = writers.failure();
                     var response = io.helidon.health.HealthCheckResponse.builder().status(failure.isEmpty());
@@ -237,15 +284,21 @@ public final class StrandServer implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, StrandServer s) {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
-        AllowedMethods routes = new AllowedMethods();
+        AllowedMethods routes = s.routes;
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
                 .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
                         s.dsRegistry::annotate)))
+                .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
+                .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.logs, s.docs)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
+                // the web console: static files from the jar, no token needed to load them (the page asks for one)
+                .register("/console", StaticContentService.builder("console")
+                        .welcomeFileName("index.html").build())
+                .get("/openapi", new io.strand.app.http.OpenApiHttp())
                 .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
                         unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
@@ -255,6 +308,9 @@ public final class StrandServer implements AutoCloseable {
     }
 
     public StrandServer start() {
+        if (recovering != null) {
+            recovering.close(); // the port is free for a moment: clients retry a refused connection as they would a 503
+        }
         server.start();
         return this;
     }
@@ -278,10 +334,14 @@ public final class StrandServer implements AutoCloseable {
     /** Stops accepting, then flushes and closes every queue and map. */
     @Override
     public void close() {
+        if (recovering != null) {
+            recovering.close();
+        }
         sockets.close();
         server.stop();
         guard.close();
         dsHttp.close();
+        retention.close();
         writers.close();
         logs.close();
         docs.close();

@@ -263,6 +263,25 @@ class DsIT {
     }
 
     @Test
+    void listingWithDsShouldNameEachStreamsPathAndContentTypeAndLeaveNativeLogsOut() {
+        String s = fresh("listed");
+        send("PUT", s, "x", "Content-Type", "text/plain");
+        assertEquals(200, server.http.post("/v1/ws/acme/logs/plain-listed/entries", "{\"data\":1}").status());
+        JsonNode body = Json.parse(send("GET", "/v1/ws/acme/logs?limit=1000&ds=true", (String) null).body());
+        JsonNode found = null;
+        for (var e : body.path("ds").properties()) {
+            if (s.substring("/ds/acme/".length()).equals(e.getValue().path("dsPath").asText())) {
+                found = e.getValue();
+                assertTrue(body.path("logs").toString().contains("\"" + e.getKey() + "\""), "listed log " + e.getKey());
+            }
+        }
+        assertTrue(found != null, "no ds entry for " + s + " in " + body);
+        assertEquals("text/plain", found.path("contentType").asText());
+        assertTrue(body.path("logs").toString().contains("\"plain-listed\""));
+        assertFalse(body.path("ds").has("plain-listed"), "a native log has no DS notes");
+    }
+
+    @Test
     void preflightShouldAnswer204WithCorsHeadersAndDeletedStreamsShouldBeGone() {
         String s = fresh("cors");
         HttpResponse<byte[]> pre = send("OPTIONS", s, (String) null, "Origin", "http://example.test",

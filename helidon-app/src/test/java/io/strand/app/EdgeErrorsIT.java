@@ -78,7 +78,7 @@ class EdgeErrorsIT {
         return List.of(
                 new Case("root", get("/"), 404, "not_found"),
                 new Case("favicon", get("/favicon.ico"), 404, "not_found"),
-                new Case("openapi", get("/openapi"), 404, "not_found"),
+                new Case("swagger", get("/swagger.json"), 404, "not_found"), // /openapi is served
                 new Case("version", get("/version"), 404, "not_found"),
                 new Case("post outside /v1", "POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}", 404, "not_found"),
                 new Case("unknown /v1 path", get("/v1/nope"), 404, "not_found"),
@@ -114,7 +114,7 @@ class EdgeErrorsIT {
     @Test
     void unknownPathsShouldLogNothing() throws Exception {
         WARNINGS.clear();
-        for (String path : List.of("/", "/favicon.ico", "/openapi", "/version", "/v1/nope")) {
+        for (String path : List.of("/", "/favicon.ico", "/swagger.json", "/version", "/v1/nope")) {
             for (int i = 0; i < 5; i++) {
                 assertEquals(404, RawHttp.exchange(server.url(), get(path)).status(), path);
             }

@@ -13,6 +13,9 @@ interface ColdPart {
 
     int segments();
 
+    /** Bytes of the live segments (0 when none). */
+    long bytes();
+
     /** True when {@link #firstSeq()} and {@link #lastSeq()} answer from memory, without the object store. */
     boolean inMemory();
 
@@ -32,6 +35,10 @@ interface ColdPart {
         }
 
         public int segments() {
+            return 0;
+        }
+
+        public long bytes() {
             return 0;
         }
 

@@ -96,6 +96,11 @@ public final class ColdTier implements AutoCloseable {
         }
 
         @Override
+        public long bytes() {
+            return cold.manifest().totalBytes();
+        }
+
+        @Override
         public boolean inMemory() {
             return cold.manifestLoaded();
         }
@@ -111,7 +116,10 @@ public final class ColdTier implements AutoCloseable {
                     break;
                 }
                 for (Entry e : page) {
-                    if (e.seq() > toSeq) {
+                    if (e.seq() > toSeq || e.seq() != next) {
+                        // past the range, or not the seq asked for: a trim retired it between our view
+                        // of the manifest and the read, and the cold part now starts later; the caller
+                        // re-reads first and answers with a gap, never a silent skip
                         return next;
                     }
                     sink.accept(e);

@@ -23,7 +23,8 @@ import java.util.Map;
  * <p>Files in the log directory: {@code queue/} (Chronicle cycle files), {@code meta.json}
  * (creation time; written once, before the first entry), {@code state.json} (a snapshot of the
  * producer window and byte count up to {@code coveredSeq}; entries after it are rescanned on open,
- * so a stale or missing snapshot costs time, never correctness).
+ * so a stale or missing snapshot costs time, never correctness), {@code retention.json} (the trim
+ * point {@code first} and the retention policy, see {@link RetentionFile}).
  */
 final class Log implements AutoCloseable {
     private static final int SNAPSHOT_EVERY = 50_000;
@@ -40,6 +41,8 @@ final class Log implements AutoCloseable {
     private final long created;
     private volatile ColdPart cold = ColdPart.NONE;
     private volatile long bytes;
+    /** Trim point and policy as stored in {@code retention.json}; replaced on the writer thread after the file is durable. */
+    private volatile RetentionFile.State retention = RetentionFile.State.NONE;
     private long appendedSinceSnapshot;
 
     private Log(String ws, String name, Path dir, HotLog hot, HeadSignal headSignal, long created) {
@@ -81,6 +84,12 @@ final class Log implements AutoCloseable {
             }
             HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config, null, disk);
             Log log = new Log(ws, name, dir, hot, headSignal, created);
+            try {
+                log.retention = RetentionFile.read(dir);
+            } catch (RuntimeException e) {
+                hot.close();
+                throw e;
+            }
             log.restoreState();
             headSignal.publish(hot.lastSeq());
             return log;
@@ -201,7 +210,12 @@ final class Log implements AutoCloseable {
         return headSignal.head();
     }
 
+    /** First readable seq: the trim point, or where the stored entries start when that is later. */
     long first() {
+        return Math.max(floor(), storedFirst());
+    }
+
+    private long storedFirst() {
         long hotFirst = hot.firstSeq();
         if (hotFirst == 1 || hotFirst == 0) {
             return hotFirst == 1 ? 1 : head() + 1; // nothing can be cold below seq 1
@@ -210,13 +224,59 @@ final class Log implements AutoCloseable {
         return coldFirst > 0 ? coldFirst : hotFirst;
     }
 
+    /** The trim point: entries below it are never served (≥ 1; only moves forward). */
+    long floor() {
+        return retention.first();
+    }
+
+    /** The policy set on this log, null when the server's defaults apply. */
+    RetentionPolicy policy() {
+        return retention.policy();
+    }
+
+    /**
+     * Replaces the trim point and policy: {@code retention.json} durably first, then what readers
+     * see. Writer thread. A write that failed before its rename changed nothing ({@code unavailable});
+     * one that failed after it (the directory fsync) may survive a crash, so readers see the new
+     * state from now on and the answer is {@code outcome_unknown} (retryable: a retry is a no-op).
+     */
+    void retention(RetentionFile.State next) {
+        try {
+            RetentionFile.write(dir, next);
+        } catch (IOException e) {
+            boolean renamed;
+            try {
+                renamed = RetentionFile.read(dir).equals(next);
+            } catch (RuntimeException unreadable) {
+                renamed = false;
+            }
+            if (renamed) {
+                retention = next;
+                throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "the retention state of log " + ws + "/" + name
+                        + " was written but may not be durable: " + e.getMessage(), Map.of("retryable", true), e);
+            }
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot store the retention state of log " + ws + "/" + name
+                    + ": " + e.getMessage(), Map.of(), e);
+        }
+        retention = next;
+    }
+
+    RetentionFile.State retention() {
+        return retention;
+    }
+
+    /** Data bytes appended over the log's life (trims do not lower it): the basis of its average entry size. */
+    long dataBytes() {
+        return bytes;
+    }
+
     /** First seq not yet in the cold tier (entries before it may still be physically hot until their cycle file goes). */
     long hotFirst() {
         long f = hot.firstSeq();
         if (f == 0) {
             return head() + 1;
         }
-        return Math.max(f, safeColdLast() + 1);
+        return Math.max(Math.max(f, safeColdLast() + 1), floor());
     }
 
     private long safeColdLast() {
@@ -290,8 +350,12 @@ final class Log implements AutoCloseable {
         return hotFirst > 0 && from >= hotFirst && (hotFirst == 1 || cold.inMemory()) && hot.inNewestCycle(from);
     }
 
-    /** The first seq with ts ≥ {@code ts} (binary search: ts never decreases within a log), or head+1. */
+    /** The first retained seq with ts ≥ {@code ts} (binary search: ts never decreases within a log), or head+1. */
     long seqAtOrAfter(long ts) {
+        return Math.max(storedSeqAtOrAfter(ts), first());
+    }
+
+    private long storedSeqAtOrAfter(long ts) {
         long head = head();
         long hotStart = hot.firstSeq();
         if (hotStart > 1 && (head < hotStart || hot.tsOf(hotStart) > ts)) {
@@ -318,10 +382,17 @@ final class Log implements AutoCloseable {
         return found;
     }
 
-    LogInfo info() {
+    /** @param defaults the server's retention defaults, shown when the log has no policy of its own */
+    LogInfo info(RetentionPolicy defaults) {
         long head = head();
         long first = first();
-        return new LogInfo(name, first, head, hotFirst(), Math.max(0, head - first + 1), bytes, cold.segments(), created);
+        RetentionPolicy policy = policy();
+        return new LogInfo(name, first, head, hotFirst(), Math.max(0, head - first + 1), bytes, cold.segments(), created,
+                policy != null ? policy : defaults, policy == null, hot.diskBytes(), cold.bytes());
+    }
+
+    LogInfo info() {
+        return info(RetentionPolicy.UNLIMITED);
     }
 
     HotLog hot() {

@@ -49,6 +49,8 @@ public final class LogStore implements AutoCloseable {
     private final ScheduledExecutorService reaper;
     private volatile ColdTier coldTier;
     private volatile Roller roller;
+    /** The server's retention defaults, shown in the info of logs without a policy of their own ({@link Retention}). */
+    private volatile RetentionPolicy retentionDefaults = RetentionPolicy.UNLIMITED;
 
 
     public LogStore(LogConfig config, Writers writers) {
@@ -138,6 +140,15 @@ public final class LogStore implements AutoCloseable {
 
     public ColdTier coldTier() {
         return coldTier;
+    }
+
+    /** The roller, null without a cold tier. */
+    Roller roller() {
+        return roller;
+    }
+
+    void retentionDefaults(RetentionPolicy defaults) {
+        this.retentionDefaults = defaults;
     }
 
     LogSlot slotFor(String ws, String name) {
@@ -333,7 +344,7 @@ public final class LogStore implements AutoCloseable {
     }
 
     public Optional<LogInfo> info(String ws, String name) {
-        return Optional.ofNullable(withLog(ws, name, Log::info, null));
+        return Optional.ofNullable(withLog(ws, name, log -> log.info(retentionDefaults), null));
     }
 
     /**
@@ -360,6 +371,24 @@ public final class LogStore implements AutoCloseable {
         return out;
     }
 
+    /** Workspaces holding at least one log, in name order (their directories under the logs dir, and any created since). */
+    public List<String> workspaces() {
+        java.util.TreeSet<String> out = new java.util.TreeSet<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(config.logsDir())) {
+            for (Path p : stream) {
+                String w = p.getFileName().toString();
+                if (Files.isDirectory(p) && (Names.isWorkspace(w) || Names.SYSTEM_WORKSPACE.equals(w))) {
+                    out.add(w);
+                }
+            }
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot list workspaces in " + config.logsDir() + ": " + e.getMessage());
+        }
+        out.addAll(namesByWorkspace.keySet());
+        out.removeIf(w -> names(w).isEmpty());
+        return List.copyOf(out);
+    }
+
     private NavigableSet<String> names(String ws) {
         return namesByWorkspace.computeIfAbsent(ws, w -> {
             NavigableSet<String> set = new ConcurrentSkipListSet<>();
@@ -380,7 +409,7 @@ public final class LogStore implements AutoCloseable {
         });
     }
 
-    private <T> T withLog(String ws, String name, java.util.function.Function<Log, T> body, T absent) {
+    <T> T withLog(String ws, String name, java.util.function.Function<Log, T> body, T absent) {
         return withLog(ws, name, true, body, absent);
     }
 

@@ -171,6 +171,15 @@ final class Roller implements AutoCloseable {
         try {
             ColdLog c = cold.log(ws, name);
             long coldLast = c.lastSeq();
+            long floor = log.floor();
+            if (coldLast < floor - 1) {
+                // trimmed past the cold part: its segments all lie below first and hot files below it
+                // may be gone, so retire them and continue the cold part at first (never roll a gap)
+                if (coldLast > 0) {
+                    c.trimBefore(floor, io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+                }
+                coldLast = Math.max(c.lastSeq(), floor - 1);
+            }
             long head = log.head();
             long rollTo = everything ? head : target(log, coldLast, head);
             long rolled = 0;
@@ -181,7 +190,7 @@ final class Roller implements AutoCloseable {
                 coldLast = segEnd;
                 rolls.incrementAndGet();
             }
-            long bytes = log.info().bytes();
+            long bytes = log.dataBytes();
             known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime()));
             if (rolled > 0) {
                 rolledEntries.addAndGet(rolled);
@@ -204,7 +213,7 @@ final class Roller implements AutoCloseable {
         if (hot > threshold.maxEntries()) {
             rollTo = Math.max(rollTo, head - threshold.maxEntries() / 2);
         }
-        long bytes = log.info().bytes();
+        long bytes = log.dataBytes();
         if (head > 0 && bytes > 0) {
             double avg = (double) bytes / head; // hot bytes estimated from the log's average entry size
             if (hot * avg > threshold.maxBytes()) {

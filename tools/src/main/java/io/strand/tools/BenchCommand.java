@@ -30,7 +30,8 @@ final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..*", paramLabel = "SCENARIO",
             description = "Scenarios (default: all): append-serial append-concurrent append-batched read-pagination "
                     + "replay-100k replay-1m live-tail cold-log-open many-logs cas-serial cas-contended incr-contended "
-                    + "floor-debit; cold tier (own server): cold-read-pagination cold-replay roll compact")
+                    + "floor-debit ds-append-serial ds-append-batched ds-catch-up ds-live-tail-sse; "
+                    + "cold tier (own server): cold-read-pagination cold-replay roll compact")
     List<String> scenarios = new ArrayList<>();
     @Option(names = "--durability", defaultValue = "fsync", description = "fsync (default) or os.")
     String durability;
@@ -47,6 +48,8 @@ final class BenchCommand implements Callable<Integer> {
     Path report;
     private ColdBenchmarks cold;
     private Warmup warmup;
+    /** The Durable Streams scenarios, against the same server (set once it runs). */
+    private DsBenchmarks ds;
 
     @Override
     public Integer call() throws Exception {
@@ -66,6 +69,10 @@ final class BenchCommand implements Callable<Integer> {
         all.put("cas-contended", b -> b.docs().casContended());
         all.put("incr-contended", b -> b.docs().incrContended());
         all.put("floor-debit", b -> b.docs().floorDebit());
+        all.put("ds-append-serial", b -> ds.appendSerial());
+        all.put("ds-append-batched", b -> ds.appendBatched());
+        all.put("ds-catch-up", b -> ds.catchUpRead());
+        all.put("ds-live-tail-sse", b -> ds.sseLiveTail());
         all.put("roll", b -> cold().roll());
         all.put("compact", b -> cold().compact());
         List<String> chosen = scenarios.isEmpty() ? new ArrayList<>(all.keySet()) : scenarios;
@@ -97,6 +104,7 @@ final class BenchCommand implements Callable<Integer> {
         try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), serverJvmOptions())) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
             LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
+            ds = new DsBenchmarks(server.url, durability, quick, warmup);
             for (String name : chosen) {
                 System.out.print("  running " + name + "…\r");
                 System.out.flush();

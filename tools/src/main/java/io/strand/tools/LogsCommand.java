@@ -17,24 +17,26 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code strand logs ls|info|append|read|tail|delete}: the log rows of SPEC §5 from the shell. */
+/** {@code strand logs ls|info|append|read|tail|delete|trim|retention}: the log rows of SPEC §5 and §12 from the shell. */
 @Command(name = "logs", mixinStandardHelpOptions = true, description = "List, inspect, append to, read, follow and delete logs.",
         subcommands = {LogsCommand.Ls.class, LogsCommand.Info.class, LogsCommand.Append.class, LogReadCommand.class,
-                LogTailCommand.class, LogsCommand.Delete.class})
+                LogTailCommand.class, LogsCommand.Delete.class, LogRetentionCommands.Trim.class,
+                LogRetentionCommands.Policy.class})
 final class LogsCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "which one? ls, info, append, read, tail or delete");
+        throw new CommandLine.ParameterException(spec.commandLine(), "which one? ls, info, append, read, tail, delete, trim or retention");
     }
 
     static String logPath(ClientOptions o, String log) {
         return o.wsPath() + "/logs/" + StrandClient.segment(log);
     }
 
-    @Command(name = "ls", mixinStandardHelpOptions = true, description = "List the logs of a workspace.",
+    @Command(name = "ls", mixinStandardHelpOptions = true,
+            description = "List the logs of a workspace; a Durable Streams stream's log also shows its DS path and content type.",
             footer = {"", "Examples:", "  strand logs ls -w acme", "  strand logs ls -l            entries, bytes, last append",
                     "  strand logs ls -l -o json    the same as JSON (each log's info reply)"})
     static final class Ls implements Callable<Integer> {
@@ -51,15 +53,21 @@ final class LogsCommand implements Callable<Integer> {
         public Integer call() {
             StrandClient client = o.client();
             ArrayNode all = Json.MAPPER.createArrayNode();
+            ObjectNode ds = Json.MAPPER.createObjectNode(); // log name -> its Durable Streams path and content type
             String cursor = after;
             while (true) {
                 int page = limit > 0 ? Math.min(1000, limit - all.size()) : 1000;
-                JsonNode reply = client.get(o.wsPath() + "/logs?limit=" + page
+                JsonNode reply = client.get(o.wsPath() + "/logs?ds=true&limit=" + page
                         + (cursor == null ? "" : "&after=" + StrandClient.segment(cursor)));
                 for (JsonNode name : reply.path("logs")) {
                     all.add(name);
+                    JsonNode note = reply.path("ds").path(name.asText());
+                    if (!note.isMissingNode()) {
+                        ds.set(name.asText(), note);
+                    }
                     if (!o.json && !long_) {
-                        o.out().println(name.asText());
+                        o.out().println(note.isMissingNode() ? name.asText()
+                                : name.asText() + "\tds:" + note.path("dsPath").asText() + "\t" + note.path("contentType").asText());
                     }
                 }
                 cursor = reply.hasNonNull("after") ? reply.get("after").asText() : null;
@@ -68,10 +76,11 @@ final class LogsCommand implements Callable<Integer> {
                 }
             }
             if (long_) {
-                printLong(client, all);
+                printLong(client, all, ds);
             } else if (o.json) {
                 ObjectNode body = Json.MAPPER.createObjectNode();
                 body.set("logs", all);
+                body.set("ds", ds);
                 o.out().println(Json.string(body));
             }
             o.out().flush();
@@ -79,10 +88,11 @@ final class LogsCommand implements Callable<Integer> {
         }
 
         /** Each log's info (and its last entry's time when the info has no {@code lastAppend}). */
-        private void printLong(StrandClient client, ArrayNode names) {
+        private void printLong(StrandClient client, ArrayNode names, ObjectNode ds) {
             ArrayNode infos = Json.MAPPER.createArrayNode();
             List<List<String>> rows = new ArrayList<>();
-            rows.add(List.of("LOG", "ENTRIES", "BYTES", "LAST APPEND"));
+            rows.add(ds.isEmpty() ? List.of("LOG", "ENTRIES", "BYTES", "LAST APPEND")
+                    : List.of("LOG", "ENTRIES", "BYTES", "LAST APPEND", "DS PATH"));
             for (JsonNode name : names) {
                 ObjectNode info;
                 try {
@@ -100,9 +110,18 @@ final class LogsCommand implements Callable<Integer> {
                         info.put("lastAppend", last.get("ts").asLong());
                     }
                 }
+                JsonNode note = ds.path(name.asText());
+                if (!note.isMissingNode()) {
+                    info.set("ds", note);
+                }
                 infos.add(info);
-                rows.add(List.of(name.asText(), info.path("entries").asText(), Output.bytes(info.path("bytes").asLong()),
+                List<String> row = new ArrayList<>(List.of(name.asText(), info.path("entries").asText(),
+                        Output.bytes(info.path("bytes").asLong()),
                         info.has("lastAppend") ? Output.time(info.get("lastAppend").asLong()) : "-"));
+                if (!ds.isEmpty()) {
+                    row.add(note.isMissingNode() ? "-" : note.path("dsPath").asText());
+                }
+                rows.add(row);
             }
             if (o.json) {
                 ObjectNode body = Json.MAPPER.createObjectNode();
@@ -114,7 +133,7 @@ final class LogsCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size and tiers.")
+    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size, tiers (bytes hot and cold) and retention policy.")
     static final class Info implements Callable<Integer> {
         @Mixin
         ClientOptions o;

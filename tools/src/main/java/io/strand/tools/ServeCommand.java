@@ -71,6 +71,19 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--ds-long-poll-timeout",
             description = "How long a Durable Streams long-poll waits for data (default 20s; env STRAND_DS_LONG_POLL_TIMEOUT).")
     String dsLongPollTimeout;
+    @Option(names = "--retention-max-age", description = "Default retention of logs without their own policy: keep entries younger than this (30s, 5m, 2h, 7d); unset = unlimited.")
+    String retentionMaxAge;
+    @Option(names = "--retention-max-entries", description = "Default retention: keep at most this many newest entries per log; unset = unlimited.")
+    Long retentionMaxEntries;
+    @Option(names = "--retention-max-bytes", description = "Default retention: keep about this many bytes of newest entry data per log; unset = unlimited.")
+    Long retentionMaxBytes;
+    @Option(names = "--retention-check-interval", description = "How often the retention worker checks every log (default 30s, at most 60s).")
+    String retentionCheckInterval;
+
+    @Option(names = "--log-format", description = "text (default) or json: one JSON object per log line (env STRAND_LOG_FORMAT).")
+    String logFormat;
+    @Option(names = "--log-level", description = "error, warn, info (default), debug or trace (env STRAND_LOG_LEVEL).")
+    String logLevel;
 
     @Spec
     CommandSpec spec;

@@ -9,7 +9,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-/** {@code strand ws ls}: the server's workspaces ({@code GET /v1/ws}, root only). */
+/** {@code strand ws ls}: the server's workspaces ({@code GET /v1/ws}: root sees all, a token its own). */
 @Command(name = "ws", mixinStandardHelpOptions = true, description = "List workspaces.",
         subcommands = {WsCommand.Ls.class})
 final class WsCommand implements Callable<Integer> {
@@ -22,7 +22,7 @@ final class WsCommand implements Callable<Integer> {
     }
 
     @Command(name = "ls", mixinStandardHelpOptions = true,
-            description = "List workspaces with their log and doc counts and bytes (root token).",
+            description = "List workspaces with their log, entry and doc counts and bytes (root sees all; others their own).",
             footer = {"", "Examples:", "  strand ws ls", "  strand ws ls -o json"})
     static final class Ls implements Callable<Integer> {
         @Mixin
@@ -35,10 +35,13 @@ final class WsCommand implements Callable<Integer> {
                 o.out().println(Json.string(r));
             } else {
                 List<List<String>> rows = new ArrayList<>();
-                rows.add(List.of("WORKSPACE", "LOGS", "DOCS", "BYTES"));
+                rows.add(List.of("WORKSPACE", "LOGS", "ENTRIES", "LOG BYTES", "DOCS", "DOC BYTES"));
                 for (JsonNode w : r.path("workspaces")) {
-                    rows.add(List.of(w.path("ws").asText(), w.path("logs").asText(), w.path("docs").asText(),
-                            Output.bytes(w.path("bytes").asLong())));
+                    // partial: the server counted only the first logs of a very large workspace
+                    String more = w.path("partial").asBoolean() ? "+" : "";
+                    rows.add(List.of(w.path("ws").asText(), w.path("logs").asText() + more, w.path("entries").asText() + more,
+                            Output.bytes(w.path("logBytes").asLong()) + more, w.path("docs").asText(),
+                            Output.bytes(w.path("docBytes").asLong())));
                 }
                 Output.table(o.out(), rows);
             }

@@ -65,6 +65,29 @@ public final class AllowedMethods {
                 + path + "; allowed: " + allow));
     }
 
+    /**
+     * The recorded routes that none of {@code requests} (method, path) reaches, described by their
+     * {@code toString}: what a route listing such as the OpenAPI document misses.
+     */
+    public List<String> unreached(List<java.util.Map.Entry<Method, String>> requests) {
+        List<String> missed = new java.util.ArrayList<>();
+        for (Registered r : routes) {
+            boolean reached = false;
+            for (var q : requests) {
+                if (q.getValue().startsWith(r.prefix() + "/")) {
+                    UriPath rest = UriPath.create(q.getValue().substring(r.prefix().length()));
+                    reached |= r.route().accepts(HttpPrologue.create("HTTP/1.1", "HTTP", "1.1", q.getKey(), rest,
+                            io.helidon.common.uri.UriQuery.empty(), io.helidon.common.uri.UriFragment.empty()))
+                            .accepted();
+                }
+            }
+            if (!reached) {
+                missed.add(r.prefix() + " " + r.route());
+            }
+        }
+        return missed;
+    }
+
     /** Records each route a service registers, then registers it as asked. */
     private final class Recorder implements HttpRules {
         private final String prefix;

@@ -74,6 +74,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     private final Map<ConnectionContext, Deadline> deadlines = new ConcurrentHashMap<>();
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder refusals = new LongAdder();
+    private final LongAdder accepted = new LongAdder();
     private final ScheduledExecutorService sweeper;
     /** The connection the current thread serves (Helidon runs each connection on its own thread). */
     private final ThreadLocal<ConnectionContext> current = new ThreadLocal<>();
@@ -135,6 +136,11 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         return timedOut.sum();
     }
 
+    /** Connections accepted since start, refused ones included. */
+    public long accepted() {
+        return accepted.sum();
+    }
+
     /** Connections refused by a cap, since start. */
     public long refusals() {
         return refusals.sum();
@@ -142,6 +148,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
 
     private ServerConnection admit(ConnectionContext ctx, ServerConnectionSelector http1) {
         InetAddress ip = ctx.remotePeer().address() instanceof InetSocketAddress a ? a.getAddress() : null;
+        accepted.increment();
         int total = open.incrementAndGet();
         int fromIp = ip == null ? 0 : openPerIp.merge(ip, 1, Integer::sum);
         deadlines.put(ctx, headDeadline());

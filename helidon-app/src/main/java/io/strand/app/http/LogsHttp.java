@@ -49,7 +49,7 @@ public final class LogsHttp implements HttpService {
         this(logs, io, metrics, deleter, audit, (ws, log, info) -> { });
     }
 
-    /** @param notes adds fields to {@code GET …/logs/{log}} */
+    /** @param notes adds fields to {@code GET …/logs/{log}} and, with {@code ?ds=true}, to the listing's {@code ds} map */
     public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit, LogNotes notes) {
         this.notes = notes;
         this.logs = logs;
@@ -130,6 +130,16 @@ public final class LogsHttp implements HttpService {
         var body = Json.MAPPER.createObjectNode();
         var arr = body.putArray("logs");
         names.forEach(arr::add);
+        if ("true".equals(param(req, "ds"))) { // opt-in, so the plain listing stays names only
+            var ds = body.putObject("ds");
+            for (String log : names) {
+                var note = Json.MAPPER.createObjectNode();
+                notes.annotate(ws, log, note);
+                if (!note.isEmpty()) {
+                    ds.set(log, note);
+                }
+            }
+        }
         if (names.size() == limit) {
             body.put("after", names.getLast());
         }

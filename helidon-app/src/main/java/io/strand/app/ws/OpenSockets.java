@@ -18,12 +18,20 @@ public final class OpenSockets implements AutoCloseable {
     private final Set<SocketEndpoint> open = ConcurrentHashMap.newKeySet();
     private ScheduledExecutorService sweeper;
 
+    private final java.util.concurrent.atomic.LongAdder opened = new java.util.concurrent.atomic.LongAdder();
+
     void add(SocketEndpoint socket) {
+        opened.increment();
         open.add(socket);
     }
 
     void remove(SocketEndpoint socket) {
         open.remove(socket);
+    }
+
+    /** Sockets opened since start. */
+    public long opened() {
+        return opened.sum();
     }
 
     public int size() {

@@ -1,0 +1,301 @@
+package io.strand.logtier;
+
+import io.strand.coldtier.ColdLog;
+import io.strand.core.ErrorCode;
+import io.strand.core.FailPoints;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Thread-safe: trims, retention policies and the {@code log-retention} worker thread that applies
+ * them (SPEC §12). A log's trim point and policy change only in a turn on its workspace's writer (so
+ * they are ordered with its appends); giving space back runs only on the worker thread, while no
+ * roll runs ({@link Roller#withoutRolls}), so a trim never races a roll.
+ *
+ * <p>A trim's commit point is {@code retention.json} ({@link RetentionFile}) renamed and fsynced
+ * with the new {@code first}; from then on no read serves a seq below it (reads take the log's
+ * {@code first} when they start, see {@link LogStore}'s forward read), and the reply follows.
+ * Space comes back afterwards, on the worker, each step safe to repeat after a crash:
+ * <ol>
+ * <li>cold segments wholly below {@code first} are retired in one manifest commit (readers holding
+ *     the older manifest still finish), and deleted by garbage collection after the grace period;</li>
+ * <li>hot cycle files wholly below {@code first} are deleted (the log's producer window is
+ *     snapshotted first, so duplicates of retained windows are still answered after a restart).</li>
+ * </ol>
+ * A segment or cycle file that holds {@code first} stays whole; reads still start at {@code first}.
+ * Fail points: {@code trim.afterCommit}, {@code trim.afterColdManifest}, {@code trim.afterHotDrop}.
+ */
+public final class Retention implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("strand.retention");
+    /** How often every log is checked against its policy: within a minute of an entry leaving it. */
+    public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
+
+    /** A trim's answer: the first retained seq and the committed head. */
+    public record Trimmed(long first, long head) {
+    }
+
+    private final LogStore logs;
+    private final RetentionPolicy defaults;
+    private final Duration interval;
+    private final Duration coldGrace;
+    private final LinkedBlockingQueue<String> requests = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+    public final AtomicLong trims = new AtomicLong();
+    public final AtomicLong passes = new AtomicLong();
+    public final AtomicLong failures = new AtomicLong();
+    public final AtomicLong hotFilesDeleted = new AtomicLong();
+    public final AtomicLong coldSegmentsRetired = new AtomicLong();
+    public final AtomicLong coldSegmentsDeleted = new AtomicLong();
+    public volatile String lastError = "";
+
+    /**
+     * Starts the worker.
+     *
+     * @param defaults  the policy of logs without one of their own (not applied to {@code _system})
+     * @param interval  how often every log is checked
+     * @param coldGrace how long retired cold segments stay readable
+     */
+    public Retention(LogStore logs, RetentionPolicy defaults, Duration interval, Duration coldGrace) {
+        this.logs = logs;
+        this.defaults = defaults;
+        this.interval = interval;
+        this.coldGrace = coldGrace;
+        logs.retentionDefaults(defaults);
+        this.thread = new Thread(this::loop, "log-retention");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    public RetentionPolicy defaults() {
+        return defaults;
+    }
+
+    // ---------------------------------------------------------------- requests
+
+    /**
+     * Makes every entry below {@code before} unreadable, durably, then asks the worker to give the
+     * space back. A {@code before} at or below the current first is a no-op answering it.
+     *
+     * @throws StrandException {@code not_found} for a missing log, {@code bad_request} (with
+     *         {@code head}) when {@code before} passes {@code head+1}; nothing changed then
+     */
+    public Trimmed trim(String ws, String name, long before) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        if (before < 0) {
+            throw StrandException.badRequest("before must be ≥ 0, not " + before);
+        }
+        Trimmed t = onWriter(ws, name, log -> {
+            long head = log.head();
+            if (before > head + 1) {
+                throw new StrandException(ErrorCode.BAD_REQUEST, "before " + before + " is past head+1 of log " + name
+                        + " (head " + head + ")", Map.of("head", head));
+            }
+            moveFirst(log, before);
+            return new Trimmed(log.first(), head);
+        });
+        requests.add(ws + '/' + name);
+        return t;
+    }
+
+    /** Sets a log's own policy ({@link RetentionPolicy#UNLIMITED} keeps everything), durably; {@code not_found} for a missing log. */
+    public RetentionPolicy policy(String ws, String name, RetentionPolicy policy) {
+        Names.workspace(ws);
+        Names.object("log", name);
+        onWriter(ws, name, log -> {
+            log.retention(log.retention().withPolicy(policy));
+            return null;
+        });
+        requests.add(ws + '/' + name);
+        return policy;
+    }
+
+    /** Moves the log's first to {@code before} when that is forward; writer thread. */
+    private void moveFirst(Log log, long before) {
+        if (before > log.floor()) {
+            log.retention(log.retention().withFirst(before));
+            trims.incrementAndGet();
+            FailPoints.hit("trim.afterCommit");
+        }
+    }
+
+    /** Runs {@code change} on the log's writer, the log held open meanwhile; {@code not_found} when it does not exist. */
+    private <T> T onWriter(String ws, String name, java.util.function.Function<Log, T> change) {
+        Object[] out = new Object[1];
+        boolean found = logs.withLog(ws, name, log -> {
+            try {
+                out[0] = logs.writers().submit(ws, commit -> change.apply(log)).join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+            return true;
+        }, false);
+        if (!found) {
+            throw StrandException.notFound("log '" + name + "' does not exist in workspace '" + ws + "'");
+        }
+        @SuppressWarnings("unchecked")
+        T result = (T) out[0];
+        return result;
+    }
+
+    // ---------------------------------------------------------------- worker
+
+    private void loop() {
+        long nextPass = System.nanoTime(); // a pass at start finishes what a crash interrupted
+        while (running) {
+            try {
+                long wait = Math.max(0, nextPass - System.nanoTime());
+                String key = requests.poll(wait, TimeUnit.NANOSECONDS);
+                if (key != null) {
+                    int slash = key.indexOf('/');
+                    apply(key.substring(0, slash), key.substring(slash + 1));
+                } else {
+                    pass();
+                    nextPass = System.nanoTime() + interval.toNanos();
+                }
+            } catch (InterruptedException e) {
+                if (!running) {
+                    return;
+                }
+            } catch (Throwable t) {
+                failures.incrementAndGet();
+                lastError = String.valueOf(t);
+                LOG.log(System.Logger.Level.WARNING, "retention step failed (retried on the next pass): " + t, t);
+            }
+        }
+    }
+
+    /** Checks every log that has a trim point or policy of its own, and every log when server defaults are set. */
+    private void pass() throws IOException {
+        passes.incrementAndGet();
+        Path root = logs.config().logsDir();
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (DirectoryStream<Path> workspaces = Files.newDirectoryStream(root)) {
+            for (Path wsDir : workspaces) {
+                String ws = wsDir.getFileName().toString();
+                if (!Files.isDirectory(wsDir) || !(Names.isWorkspace(ws) || Names.SYSTEM_WORKSPACE.equals(ws))) {
+                    continue;
+                }
+                boolean byDefault = !defaults.unlimited() && !Names.SYSTEM_WORKSPACE.equals(ws);
+                try (DirectoryStream<Path> names = Files.newDirectoryStream(wsDir)) {
+                    for (Path logDir : names) {
+                        String name = logDir.getFileName().toString();
+                        if (!running) {
+                            return;
+                        }
+                        if (Names.isObject(name) && (byDefault || RetentionFile.exists(logDir)) && Log.exists(logDir)) {
+                            try {
+                                apply(ws, name);
+                            } catch (RuntimeException e) {
+                                failures.incrementAndGet();
+                                lastError = ws + "/" + name + ": " + e.getMessage();
+                                LOG.log(System.Logger.Level.WARNING, "retention of " + ws + "/" + name + " failed: " + e.getMessage());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Trims one log to its policy, then gives back the space below its first. Worker thread. */
+    void apply(String ws, String name) {
+        logs.withLog(ws, name, log -> {
+            RetentionPolicy policy = log.policy() != null ? log.policy()
+                    : Names.SYSTEM_WORKSPACE.equals(ws) ? RetentionPolicy.UNLIMITED : defaults;
+            long keep = policy.keepFrom(log.head(), log.dataBytes(), System.currentTimeMillis(), log::seqAtOrAfter);
+            if (keep > log.floor()) {
+                join(logs.writers().submit(ws, commit -> {
+                    moveFirst(log, Math.min(keep, log.head() + 1));
+                    return null;
+                }));
+            }
+            reclaim(ws, name, log);
+            return true;
+        }, false);
+    }
+
+    /** Deletes cold segments and hot cycle files wholly below the log's first (see the class comment). */
+    private void reclaim(String ws, String name, Log log) {
+        long first = log.floor();
+        if (first <= 1) {
+            return;
+        }
+        Roller roller = logs.roller();
+        ColdTier tier = logs.coldTier();
+        Runnable steps = () -> {
+            if (tier != null) {
+                ColdLog cold = tier.log(ws, name);
+                coldSegmentsRetired.addAndGet(cold.trimBefore(first, coldGrace));
+                Instant now = Instant.now();
+                if (cold.garbageDue(now)) {
+                    coldSegmentsDeleted.addAndGet(cold.collectGarbage(now));
+                }
+            }
+            // The cold part now holds nothing wholly below first, so hot files below it are not needed
+            // to continue it either: the roller goes on at first.
+            long hotFirst = log.hot().firstSeq();
+            if (hotFirst > 0 && hotFirst < first) {
+                int dropped = join(logs.writers().submit(ws, commit -> {
+                    log.snapshot();
+                    return log.hot().dropCyclesBefore(first);
+                }));
+                FailPoints.hit("trim.afterHotDrop");
+                hotFilesDeleted.addAndGet(dropped);
+            }
+        };
+        if (roller != null) {
+            roller.withoutRolls(() -> {
+                steps.run();
+                return null;
+            });
+        } else {
+            steps.run();
+        }
+    }
+
+    private static <T> T join(java.util.concurrent.CompletableFuture<T> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
+    }
+
+    /** Queues a log for an immediate check (tests; the worker also checks every {@code interval}). */
+    public void request(String ws, String name) {
+        requests.add(ws + '/' + name);
+    }
+
+    /** Counters for metrics and status. */
+    public Map<String, Object> stats() {
+        return Map.of("trims", trims.get(), "passes", passes.get(), "failures", failures.get(),
+                "hotFilesDeleted", hotFilesDeleted.get(), "coldSegmentsRetired", coldSegmentsRetired.get(),
+                "coldSegmentsDeleted", coldSegmentsDeleted.get(), "lastError", lastError);
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        thread.interrupt();
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
