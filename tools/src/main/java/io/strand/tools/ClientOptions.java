@@ -36,8 +36,17 @@ final class ClientOptions {
             description = "Workspace (env STRAND_WS; default ${DEFAULT-VALUE}).")
     String ws;
 
-    @Option(names = "--json", description = "Print raw JSON instead of human-readable text.")
+    @Option(names = "--json", description = "Print raw JSON instead of human-readable text (same as -o json).")
     boolean json;
+
+    /** How replies print: {@code table} (text for people, the default) or {@code json}. */
+    enum Format { table, json }
+
+    @Option(names = {"-o", "--output"}, paramLabel = "json|table",
+            description = "Output format: table (default, for people) or json (the server's replies).")
+    void output(Format format) {
+        json = format == Format.json;
+    }
 
     /** The token to send: {@code --token}, else the root token file if there is one, else none. */
     String token() {
@@ -57,7 +66,10 @@ final class ClientOptions {
     }
 
     StrandClient client() {
-        return new StrandClient(url, token());
+        String t = token();
+        return new StrandClient(url, t, t != null ? null
+                : "no token found: looked at --token, the STRAND_TOKEN environment variable and "
+                + data.toAbsolutePath().normalize().resolve("root.token") + " (--data / STRAND_DATA)");
     }
 
     /** {@code /v1/ws/{ws}} with the workspace encoded. */

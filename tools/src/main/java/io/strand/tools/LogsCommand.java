@@ -36,10 +36,14 @@ final class LogsCommand implements Callable<Integer> {
     }
 
     @Command(name = "ls", mixinStandardHelpOptions = true,
-            description = "List the logs of a workspace; a Durable Streams stream's log also shows its DS path and content type.")
+            description = "List the logs of a workspace; a Durable Streams stream's log also shows its DS path and content type.",
+            footer = {"", "Examples:", "  strand logs ls -w acme", "  strand logs ls -l            entries, bytes, last append",
+                    "  strand logs ls -l -o json    the same as JSON (each log's info reply)"})
     static final class Ls implements Callable<Integer> {
         @Mixin
         ClientOptions o;
+        @Option(names = {"-l", "--long"}, description = "One row per log with its entries, bytes and last append time.")
+        boolean long_;
         @Option(names = "--after", description = "Start after this name.")
         String after;
         @Option(names = "--limit", defaultValue = "0", description = "At most this many (default: all).")
@@ -61,7 +65,7 @@ final class LogsCommand implements Callable<Integer> {
                     if (!note.isMissingNode()) {
                         ds.set(name.asText(), note);
                     }
-                    if (!o.json) {
+                    if (!o.json && !long_) {
                         o.out().println(note.isMissingNode() ? name.asText()
                                 : name.asText() + "\tds:" + note.path("dsPath").asText() + "\t" + note.path("contentType").asText());
                     }
@@ -71,7 +75,9 @@ final class LogsCommand implements Callable<Integer> {
                     break;
                 }
             }
-            if (o.json) {
+            if (long_) {
+                printLong(client, all, ds);
+            } else if (o.json) {
                 ObjectNode body = Json.MAPPER.createObjectNode();
                 body.set("logs", all);
                 body.set("ds", ds);
@@ -79,6 +85,51 @@ final class LogsCommand implements Callable<Integer> {
             }
             o.out().flush();
             return 0;
+        }
+
+        /** Each log's info (and its last entry's time when the info has no {@code lastAppend}). */
+        private void printLong(StrandClient client, ArrayNode names, ObjectNode ds) {
+            ArrayNode infos = Json.MAPPER.createArrayNode();
+            List<List<String>> rows = new ArrayList<>();
+            rows.add(ds.isEmpty() ? List.of("LOG", "ENTRIES", "BYTES", "LAST APPEND")
+                    : List.of("LOG", "ENTRIES", "BYTES", "LAST APPEND", "DS PATH"));
+            for (JsonNode name : names) {
+                ObjectNode info;
+                try {
+                    info = (ObjectNode) client.get(logPath(o, name.asText()));
+                } catch (CliFailure gone) {
+                    if (gone.status() == 404) {
+                        continue; // deleted between the list and its info
+                    }
+                    throw gone;
+                }
+                if (!info.has("lastAppend") && info.path("entries").asLong() > 0) {
+                    JsonNode last = client.get(logPath(o, name.asText()) + "/entries?from=" + info.path("head").asLong() + "&limit=1")
+                            .path("entries").path(0);
+                    if (last.has("ts")) {
+                        info.put("lastAppend", last.get("ts").asLong());
+                    }
+                }
+                JsonNode note = ds.path(name.asText());
+                if (!note.isMissingNode()) {
+                    info.set("ds", note);
+                }
+                infos.add(info);
+                List<String> row = new ArrayList<>(List.of(name.asText(), info.path("entries").asText(),
+                        Output.bytes(info.path("bytes").asLong()),
+                        info.has("lastAppend") ? Output.time(info.get("lastAppend").asLong()) : "-"));
+                if (!ds.isEmpty()) {
+                    row.add(note.isMissingNode() ? "-" : note.path("dsPath").asText());
+                }
+                rows.add(row);
+            }
+            if (o.json) {
+                ObjectNode body = Json.MAPPER.createObjectNode();
+                body.set("logs", infos);
+                o.out().println(Json.string(body));
+            } else {
+                Output.table(o.out(), rows);
+            }
         }
     }
 
@@ -98,10 +149,16 @@ final class LogsCommand implements Callable<Integer> {
 
     @Command(name = "append", mixinStandardHelpOptions = true,
             description = {"Append entries. Each DATA is JSON when it parses, else a string.",
-                    "With no DATA, each line of standard input is one entry (sent in batches)."})
+                    "With no DATA, each line of standard input is one entry (sent in batches)."},
+            footer = {"", "Examples:", "  strand logs append chat '{\"text\":\"hi\"}' hello",
+                    "  strand logs append ledger '{\"charge\":5}' --producer-id billing-7 --producer-seq 42   at most once",
+                    "  strand logs append chat --expected-last-seq 0 first   only into an empty log",
+                    "  seq 1 100 | strand logs append numbers"})
     static final class Append implements Callable<Integer> {
         static final int BATCH_ENTRIES = 1000;
         static final int BATCH_BYTES = 3 << 20;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
         @Mixin
         ClientOptions o;
         @Parameters(index = "0", paramLabel = "LOG")
@@ -114,9 +171,17 @@ final class LogsCommand implements Callable<Integer> {
         boolean asString;
         @Option(names = "--expected-last-seq", description = "Append only if the log's last seq is this (0 = empty).")
         Long expectedLastSeq;
+        @Option(names = "--producer-id", description = "Idempotent append: this producer's id (with --producer-seq).")
+        String producerId;
+        @Option(names = "--producer-seq", description = "Idempotent append: the request's seq for --producer-id; a repeat is "
+                + "answered as a duplicate and appends nothing. Batches read from standard input use SEQ, SEQ+1, …")
+        Long producerSeq;
 
         @Override
         public Integer call() throws IOException {
+            if ((producerId == null) != (producerSeq == null)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--producer-id and --producer-seq go together");
+            }
             StrandClient client = o.client();
             if (!data.isEmpty()) {
                 send(client, data);
@@ -157,6 +222,10 @@ final class LogsCommand implements Callable<Integer> {
                 body.put("expectedLastSeq", expectedLastSeq);
                 expectedLastSeq = null; // guards the first batch only
             }
+            if (producerId != null) {
+                body.put("producerId", producerId);
+                body.put("producerSeq", producerSeq++);
+            }
             JsonNode r = client.post(logPath(o, log) + "/entries", body);
             if (o.json) {
                 o.out().println(Json.string(r));
@@ -171,15 +240,34 @@ final class LogsCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "delete", mixinStandardHelpOptions = true, description = "Delete a log, hot and cold (admin).")
+    @Command(name = "delete", mixinStandardHelpOptions = true,
+            description = {"Delete a log, hot and cold (admin).", "Asks first on a terminal; elsewhere (scripts) --yes is required."},
+            footer = {"", "Examples:", "  strand logs delete chat", "  strand logs delete chat --yes -w acme"})
     static final class Delete implements Callable<Integer> {
         @Mixin
         ClientOptions o;
         @Parameters(index = "0", paramLabel = "LOG")
         String log;
+        @Option(names = {"-y", "--yes"}, description = "Do not ask for confirmation.")
+        boolean yes;
 
         @Override
         public Integer call() {
+            if (!yes) {
+                java.io.Console console = System.console();
+                if (console == null || !console.isTerminal()) {
+                    o.err().println("strand: not deleting log " + log + " of workspace " + o.ws
+                            + " without --yes (standard input is not a terminal to ask on)");
+                    o.err().flush();
+                    return 2;
+                }
+                String answer = console.readLine("Delete log %s of workspace %s, hot and cold, for good? [y/N] ", log, o.ws);
+                if (answer == null || !answer.strip().toLowerCase(java.util.Locale.ROOT).startsWith("y")) {
+                    o.err().println("strand: not deleted");
+                    o.err().flush();
+                    return 1;
+                }
+            }
             JsonNode r = o.client().delete(logPath(o, log));
             if (o.json) {
                 o.out().println(Json.string(r));

@@ -4,12 +4,22 @@ import io.strand.app.Main;
 import io.strand.app.ServerConfig;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Locale;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
 
 /** {@code strand serve}: SPEC §10. Flags win over {@code STRAND_*} environment variables. */
-@Command(name = "serve", mixinStandardHelpOptions = true, description = "Run the Strand server.")
+@Command(name = "serve", mixinStandardHelpOptions = true, description = "Run the Strand server.",
+        modelTransformer = ServeCommand.EverySetting.class, sortOptions = false,
+        footer = {"", "Every flag is also an environment variable (--hot-max-age is STRAND_HOT_MAX_AGE); flags win.",
+                "", "Examples:", "  strand serve --data ./data --port 8080",
+                "  strand serve --cold s3://bucket/strand --s3-endpoint https://HOST --s3-region auto",
+                "  STRAND_WRITERS=8 strand serve --durability os"})
 final class ServeCommand implements Callable<Integer> {
     @Option(names = "--host", description = "Bind address (default 127.0.0.1; env STRAND_HOST).")
     String host;
@@ -75,38 +85,49 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--log-level", description = "error, warn, info (default), debug or trace (env STRAND_LOG_LEVEL).")
     String logLevel;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
-        Map<String, String> values = new HashMap<>(System.getenv());
-        put(values, "STRAND_HOST", host);
-        put(values, "STRAND_PORT", port);
-        put(values, "STRAND_DATA", data);
-        put(values, "STRAND_DURABILITY", durability);
-        put(values, "STRAND_COLD", cold);
-        put(values, "STRAND_S3_ENDPOINT", s3Endpoint);
-        put(values, "STRAND_S3_REGION", s3Region);
-        put(values, "STRAND_S3_PATH_STYLE", s3PathStyle);
-        put(values, "STRAND_HOT_MAX_ENTRIES", hotMaxEntries);
-        put(values, "STRAND_HOT_MAX_BYTES", hotMaxBytes);
-        put(values, "STRAND_HOT_MAX_AGE", hotMaxAge);
-        put(values, "STRAND_AUTH", auth);
-        put(values, "STRAND_HOT_ROLL_CYCLE", hotRollCycle);
-        put(values, "STRAND_HEADER_TIMEOUT", headerTimeout);
-        put(values, "STRAND_BODY_TIMEOUT", bodyTimeout);
-        put(values, "STRAND_IDLE_TIMEOUT", idleTimeout);
-        put(values, "STRAND_MAX_CONNECTIONS", maxConnections);
-        put(values, "STRAND_MAX_CONNECTIONS_PER_IP", maxConnectionsPerIp);
-        put(values, "STRAND_MIN_FREE_DISK", minFreeDisk);
-        put(values, "STRAND_WAL_CHECKPOINT_RECORDS", walCheckpointRecords);
-        put(values, "STRAND_DS_LONG_POLL_TIMEOUT", dsLongPollTimeout);
-        put(values, "STRAND_RETENTION_MAX_AGE", retentionMaxAge);
-        put(values, "STRAND_RETENTION_MAX_ENTRIES", retentionMaxEntries);
-        put(values, "STRAND_RETENTION_MAX_BYTES", retentionMaxBytes);
-        put(values, "STRAND_RETENTION_CHECK_INTERVAL", retentionCheckInterval);
-        put(values, "STRAND_LOG_FORMAT", logFormat);
-        put(values, "STRAND_LOG_LEVEL", logLevel);
-        Main.serve(ServerConfig.from(values));
+        Main.serve(ServerConfig.from(settings(System.getenv())));
         return 0;
+    }
+
+    /** {@code env} with every flag given on the command line put over it, by its environment name. */
+    Map<String, String> settings(Map<String, String> env) {
+        Map<String, String> values = new HashMap<>(env);
+        for (String key : ServerConfig.keys()) {
+            OptionSpec option = spec.findOption(flag(key));
+            if (option != null) {
+                put(values, key, option.getValue());
+            }
+        }
+        return values;
+    }
+
+    /** {@code STRAND_HOT_MAX_AGE} → {@code --hot-max-age}. */
+    static String flag(String key) {
+        return "--" + key.substring("STRAND_".length()).toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /**
+     * Adds an option for every {@link ServerConfig#keys() setting} the fields above do not declare,
+     * so a setting added to the server is a flag (and in {@code --help}) without an edit here.
+     */
+    static final class EverySetting implements CommandLine.IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec spec) {
+            for (String key : ServerConfig.keys()) {
+                String flag = flag(key);
+                if (spec.findOption(flag) == null) {
+                    String def = ServerConfig.DEFAULTS.get(key);
+                    spec.addOption(OptionSpec.builder(flag).type(String.class).paramLabel("<" + flag.substring(2) + ">")
+                            .description("Env " + key + (def == null ? "" : "; default " + def) + ".").build());
+                }
+            }
+            return spec;
+        }
     }
 
     private static void put(Map<String, String> values, String key, Object value) {

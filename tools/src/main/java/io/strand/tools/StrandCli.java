@@ -1,5 +1,8 @@
 package io.strand.tools;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -9,9 +12,20 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "strand", mixinStandardHelpOptions = true, version = "strand 0.1.0",
         description = "Kafka-free log-structured streaming: Logs and Docs over HTTP and WebSocket.",
-        subcommands = {ServeCommand.class, LogsCommand.class, DocsCommand.class, TokenCommand.class, ColdCommand.class,
-                BenchCommand.class, CommandLine.HelpCommand.class})
+        footer = {"", "Examples:",
+                "  strand serve --data ./data                 run a server (prints where its root token is)",
+                "  strand logs append chat '{\"text\":\"hi\"}'   append an entry (token: STRAND_TOKEN or ./data/root.token)",
+                "  strand logs ls -l                          logs with entries, bytes and last append",
+                "  strand logs tail chat                      follow a log",
+                "  strand docs put wallet '{\"balance\":100}'   write a doc",
+                "  source <(strand completion bash)           tab completion"})
 public final class StrandCli implements Runnable {
+    /**
+     * The subcommands by name, in help order. Registered lazily: building picocli's model of every
+     * command (reflection over each option) was most of a short command's start-up, so a run
+     * builds only the command it names (every one for help and completion).
+     */
+    static final Map<String, Class<?>> SUBCOMMANDS = subcommands();
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -20,8 +34,36 @@ public final class StrandCli implements Runnable {
         spec.commandLine().usage(System.out);
     }
 
+    private static Map<String, Class<?>> subcommands() {
+        Map<String, Class<?>> m = new LinkedHashMap<>();
+        m.put("serve", ServeCommand.class);
+        m.put("ws", WsCommand.class);
+        m.put("logs", LogsCommand.class);
+        m.put("docs", DocsCommand.class);
+        m.put("token", TokenCommand.class);
+        m.put("cold", ColdCommand.class);
+        m.put("bench", BenchCommand.class);
+        m.put("completion", CompletionCommand.class);
+        m.put("help", CommandLine.HelpCommand.class);
+        return Collections.unmodifiableMap(m);
+    }
+
+    /** The whole command tree (help, completion, tests). */
     public static CommandLine commandLine() {
+        return commandLine(new String[0]);
+    }
+
+    /** The command tree {@code args} need: only the named subcommand when the first word names one. */
+    static CommandLine commandLine(String[] args) {
         CommandLine cl = new CommandLine(new StrandCli());
+        Class<?> only = args.length > 0 && !"help".equals(args[0]) && !"completion".equals(args[0]) ? SUBCOMMANDS.get(args[0]) : null;
+        // new CommandLine(class), not addSubcommand(name, class): only the public constructor applies
+        // a command's modelTransformer (serve's settings), and the root's has already run.
+        if (only != null) {
+            cl.addSubcommand(args[0], new CommandLine(only));
+        } else {
+            SUBCOMMANDS.forEach((name, command) -> cl.addSubcommand(name, new CommandLine(command)));
+        }
         cl.setExecutionExceptionHandler((ex, line, parsed) -> {
             line.getErr().println("strand: " + (ex.getMessage() == null ? ex.toString() : ex.getMessage()));
             return 1;
@@ -30,6 +72,6 @@ public final class StrandCli implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(args).execute(args));
     }
 }

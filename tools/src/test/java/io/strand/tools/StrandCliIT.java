@@ -94,6 +94,8 @@ class StrandCliIT {
         Run noToken = cli(server.url, dir.resolve("elsewhere"), "logs", "ls", "-w", "fresh");
         assertEquals(1, noToken.exit());
         assertTrue(noToken.err().contains("strand: unauthorized: missing bearer token"), noToken.err());
+        assertTrue(noToken.err().contains("looked at --token, the STRAND_TOKEN environment variable and "
+                + dir.resolve("elsewhere").resolve("root.token")), "says where it looked: " + noToken.err());
     }
 
     @Test
@@ -142,7 +144,7 @@ class StrandCliIT {
         Run ls = cli("logs", "ls", "-w", "acme");
         assertTrue(ls.lines().contains("chat"), ls.out());
 
-        Run delete = cli("logs", "delete", "-w", "acme", "chat");
+        Run delete = cli("logs", "delete", "-w", "acme", "--yes", "chat");
         assertEquals(0, delete.exit(), delete.err());
         Run gone = cli("logs", "info", "-w", "acme", "chat");
         assertEquals(1, gone.exit());
@@ -213,13 +215,169 @@ class StrandCliIT {
         assertEquals(2, exec("logs", "tail", "x", "--from", "yesterday").exit());
         for (String[] cmd : new String[][] {{}, {"logs"}, {"logs", "ls"}, {"logs", "info"}, {"logs", "append"}, {"logs", "read"},
                 {"logs", "tail"}, {"logs", "delete"}, {"logs", "trim"}, {"logs", "retention"}, {"docs"}, {"docs", "get"}, {"docs", "put"}, {"docs", "incr"},
-                {"token"}, {"token", "mint"}, {"token", "revoke"}, {"serve"}, {"bench"}}) {
+                {"token"}, {"token", "mint"}, {"token", "revoke"}, {"serve"}, {"bench"}, {"ws", "ls"}, {"docs", "ls"},
+                {"docs", "cas"}, {"docs", "apply"}, {"docs", "delete"}, {"completion"}}) {
             List<String> args = new ArrayList<>(List.of(cmd));
             args.add("--help");
             Run help = exec(args.toArray(String[]::new));
             assertEquals(0, help.exit(), String.join(" ", args) + ": " + help.err());
             assertTrue(help.out().startsWith("Usage: strand"), help.out());
         }
+    }
+
+    @Test
+    void logsLsLongShouldShowEntriesBytesAndLastAppendAsTableOrJson() {
+        assertEquals(0, cli("logs", "append", "-w", "lsl", "orders", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}").exit());
+        assertEquals(0, cli("logs", "append", "-w", "lsl", "audit", "x").exit());
+        Run table = cli("logs", "ls", "-w", "lsl", "-l");
+        assertEquals(0, table.exit(), table.err());
+        List<String> lines = table.lines();
+        assertEquals(3, lines.size(), table.out());
+        assertTrue(lines.get(0).matches("LOG +ENTRIES +BYTES +LAST APPEND.*"), lines.get(0));
+        assertTrue(lines.get(2).matches("orders +3 +\\d+ B +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ \\(\\d+s ago\\).*"), lines.get(2));
+        Run json = cli("logs", "ls", "-w", "lsl", "-l", "-o", "json");
+        assertEquals(0, json.exit(), json.err());
+        JsonNode orders = Json.parse(json.out()).get("logs").get(1);
+        assertEquals("orders", orders.get("name").asText());
+        assertEquals(3, orders.get("entries").asLong());
+        assertTrue(orders.get("bytes").asLong() > 0, orders.toString());
+        assertTrue(Math.abs(System.currentTimeMillis() - orders.get("lastAppend").asLong()) < 600_000, orders.toString());
+        Run names = cli("logs", "ls", "-w", "lsl", "--output", "json");
+        assertEquals("[\"audit\",\"orders\"]", Json.string(Json.parse(names.out()).get("logs")), names.out());
+        assertEquals("audit\norders", cli("logs", "ls", "-w", "lsl", "-o", "table").out().strip());
+        assertEquals(2, cli("logs", "ls", "-w", "lsl", "-o", "xml").exit());
+        Run info = cli("logs", "info", "-w", "lsl", "orders");
+        assertTrue(info.out().matches("(?s).*created: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ \\(\\d+s ago\\).*"), info.out());
+    }
+
+    @Test
+    void appendWithAProducerShouldLandAtMostOnce() {
+        Run first = cli("logs", "append", "-w", "prod", "ledger", "--producer-id", "billing-7", "--producer-seq", "42", "{\"charge\":5}");
+        assertEquals(0, first.exit(), first.err());
+        assertTrue(first.out().contains("seq 1 ") && !first.out().contains("duplicate"), first.out());
+        Run again = cli("logs", "append", "-w", "prod", "ledger", "--producer-id", "billing-7", "--producer-seq", "42", "{\"charge\":5}");
+        assertEquals(0, again.exit(), again.err());
+        assertTrue(again.out().contains("duplicate"), again.out());
+        assertEquals(1, Json.parse(cli("logs", "info", "-w", "prod", "--json", "ledger").out()).get("entries").asLong());
+        assertEquals(2, cli("logs", "append", "-w", "prod", "ledger", "--producer-id", "billing-7", "x").exit(),
+                "--producer-id needs --producer-seq");
+    }
+
+    @Test
+    void logsDeleteShouldAskFirstAndRefuseWithoutYesWhenNotOnATerminal() {
+        assertEquals(0, cli("logs", "append", "-w", "del", "keep", "x").exit());
+        Run refused = cli("logs", "delete", "-w", "del", "keep");
+        assertEquals(2, refused.exit(), refused.out());
+        assertTrue(refused.err().contains("without --yes"), refused.err());
+        assertEquals(1, Json.parse(cli("logs", "info", "-w", "del", "--json", "keep").out()).get("entries").asLong(), "nothing deleted");
+        Run yes = cli("logs", "delete", "-w", "del", "-y", "keep");
+        assertEquals(0, yes.exit(), yes.err());
+        assertEquals(1, cli("logs", "info", "-w", "del", "keep").exit());
+    }
+
+    @Test
+    void docsCommandsShouldListCasApplyAndDelete() {
+        assertEquals(0, cli("docs", "put", "-w", "dcs", "wallet", "{\"balance\":100}").exit());
+        assertEquals(0, cli("docs", "put", "-w", "dcs", "cart", "{}").exit());
+        assertEquals("cart\nwallet", cli("docs", "ls", "-w", "dcs").out().strip());
+        assertEquals("{\"docs\":[\"cart\",\"wallet\"]}", cli("docs", "ls", "-w", "dcs", "-o", "json").out().strip());
+        Run cas = cli("docs", "cas", "-w", "dcs", "--json", "wallet", "owner", "ann");
+        assertEquals(0, cas.exit(), cas.err());
+        assertEquals("ann", Json.parse(cas.out()).get("value").get("owner").asText());
+        Run conflict = cli("docs", "cas", "-w", "dcs", "wallet", "owner", "bob", "--expect", "carl");
+        assertEquals(1, conflict.exit());
+        assertTrue(conflict.err().startsWith("strand: cas_conflict: "), conflict.err());
+        Run apply = cli("docs", "apply", "-w", "dcs", "--json", "wallet",
+                "[{\"op\":\"incr\",\"path\":\"balance\",\"delta\":-5,\"floor\":0},{\"op\":\"set\",\"path\":\"last\",\"value\":\"coffee\"}]");
+        assertEquals(0, apply.exit(), apply.err());
+        JsonNode applied = Json.parse(apply.out());
+        assertEquals(95, applied.get("value").get("balance").asLong());
+        assertEquals("coffee", applied.get("value").get("last").asText());
+        assertEquals(2, cli("docs", "apply", "-w", "dcs", "wallet", "{\"op\":\"set\"}").exit(), "OPS must be an array");
+        long version = applied.get("version").asLong();
+        Run stale = cli("docs", "delete", "-w", "dcs", "wallet", "--expect-version", String.valueOf(version - 1));
+        assertEquals(1, stale.exit());
+        assertTrue(stale.err().startsWith("strand: version_conflict: "), stale.err());
+        Run delete = cli("docs", "delete", "-w", "dcs", "wallet", "--expect-version", String.valueOf(version));
+        assertEquals(0, delete.exit(), delete.err());
+        assertEquals("deleted doc wallet (version " + version + ")", delete.out().strip());
+        assertEquals("cart", cli("docs", "ls", "-w", "dcs").out().strip());
+    }
+
+    @Test
+    void wsLsShouldListWorkspacesWithCountsAndBytes() {
+        assertEquals(0, cli("logs", "append", "-w", "inv", "a", "x").exit());
+        assertEquals(0, cli("docs", "put", "-w", "inv", "d", "{\"k\":1}").exit());
+        Run json = cli("ws", "ls", "-o", "json");
+        assertEquals(0, json.exit(), json.err());
+        JsonNode inv = null;
+        for (JsonNode w : Json.parse(json.out()).get("workspaces")) {
+            if (w.get("ws").asText().equals("inv")) {
+                inv = w;
+            }
+        }
+        assertTrue(inv != null && inv.get("logs").asLong() == 1 && inv.get("docs").asLong() == 1, json.out());
+        Run table = cli("ws", "ls");
+        assertEquals(0, table.exit(), table.err());
+        assertTrue(table.lines().get(0).matches("WORKSPACE +LOGS +ENTRIES +LOG BYTES +DOCS +DOC BYTES"), table.out());
+        assertTrue(table.lines().stream().anyMatch(l -> l.matches("inv +1 +1 +\\d+ B +1 +\\d+ B")), table.out());
+    }
+
+    @Test
+    void completionShouldPrintBashAndZshScriptsCoveringEveryCommand() {
+        Run bash = exec("completion", "bash");
+        assertEquals(0, bash.exit(), bash.err());
+        assertTrue(bash.out().contains("complete -F _complete_strand"), bash.out().substring(0, 300));
+        for (String word : List.of("serve", "logs", "docs", "ws", "token", "cold", "--producer-id", "--yes", "--writers")) {
+            assertTrue(bash.out().contains(word), word);
+        }
+        Run zsh = exec("completion", "zsh");
+        assertEquals(0, zsh.exit(), zsh.err());
+        assertTrue(zsh.out().startsWith("autoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n"));
+        assertEquals(2, exec("completion", "fish").exit());
+    }
+
+    @Test
+    void helpShouldShowExamples() {
+        for (String[] cmd : new String[][] {{"--help"}, {"logs", "append", "--help"}, {"logs", "ls", "--help"}, {"logs", "delete", "--help"},
+                {"docs", "apply", "--help"}, {"docs", "cas", "--help"}, {"serve", "--help"}, {"completion", "--help"}}) {
+            Run help = exec(cmd);
+            assertTrue(help.out().contains("\nExamples:\n  strand "), String.join(" ", cmd) + ":\n" + help.out());
+        }
+    }
+
+    @Test
+    void serveHelpShouldListEverySettingAsAFlagThatReachesTheConfig() {
+        String help = exec("serve", "--help").out();
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        List<String> args = new ArrayList<>(List.of("serve"));
+        for (String key : io.strand.app.ServerConfig.keys()) {
+            String flag = ServeCommand.flag(key);
+            assertTrue(help.contains(flag + "=") || help.contains(flag + " "), key + " → " + flag + " missing from serve --help");
+            env.put(key, "from-env");
+        }
+        args.addAll(List.of("--writers", "3", "--doc-capacity", "1234", "--heartbeat", "5s", "--max-body-bytes", "99",
+                "--max-frame-bytes", "77", "--max-connections-per-workspace", "5", "--max-subscriptions-per-socket", "6",
+                "--port", "9"));
+        var cl = StrandCli.commandLine();
+        var parsed = cl.parseArgs(args.toArray(String[]::new));
+        ServeCommand serve = parsed.subcommand().commandSpec().commandLine().getCommand();
+        java.util.Map<String, String> settings = serve.settings(env);
+        assertEquals("3", settings.get("STRAND_WRITERS"));
+        assertEquals("1234", settings.get("STRAND_DOC_CAPACITY"));
+        assertEquals("5s", settings.get("STRAND_HEARTBEAT"));
+        assertEquals("99", settings.get("STRAND_MAX_BODY_BYTES"));
+        assertEquals("77", settings.get("STRAND_MAX_FRAME_BYTES"));
+        assertEquals("5", settings.get("STRAND_MAX_CONNECTIONS_PER_WORKSPACE"));
+        assertEquals("6", settings.get("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET"));
+        assertEquals("9", settings.get("STRAND_PORT"));
+        assertEquals("from-env", settings.get("STRAND_HOT_MAX_AGE"), "a flag not given leaves the environment's value");
+    }
+
+    @Test
+    void aRunShouldBuildOnlyTheCommandItNames() {
+        assertEquals(List.of("logs"), List.copyOf(StrandCli.commandLine(new String[] {"logs", "ls"}).getSubcommands().keySet()));
+        assertEquals(List.copyOf(StrandCli.SUBCOMMANDS.keySet()), List.copyOf(StrandCli.commandLine().getSubcommands().keySet()));
     }
 
     @Test
