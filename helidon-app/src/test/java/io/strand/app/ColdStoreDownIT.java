@@ -52,8 +52,7 @@ class ColdStoreDownIT {
 
     @BeforeEach
     void startS3() {
-        ColdLogs.useFixtureCredentials();
-        s3 = S3ProxyFixture.startTransient("cold");
+        s3 = ColdLogs.startS3();
     }
 
     @AfterEach
