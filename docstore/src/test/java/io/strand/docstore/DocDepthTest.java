@@ -35,14 +35,12 @@ class DocDepthTest {
     @BeforeEach
     void open() {
         writers = TestStores.writers(dir);
-        store = new DocStore(TestStores.config(dir), writers);
-        writers.recover();
+        store = TestStores.open(dir, writers);
     }
 
     @AfterEach
     void close() {
-        store.close();
-        writers.close();
+        TestStores.close(store, writers);
     }
 
     /** JSON objects nested {@code depth} deep: {@code {"a":{"a":…{}}}}. */

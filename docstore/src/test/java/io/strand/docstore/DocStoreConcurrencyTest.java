@@ -42,14 +42,12 @@ class DocStoreConcurrencyTest {
     @BeforeEach
     void open() {
         writers = TestStores.writers(dir);
-        store = new DocStore(TestStores.config(dir), writers);
-        writers.recover();
+        store = TestStores.open(dir, writers);
     }
 
     @AfterEach
     void close() {
-        store.close();
-        writers.close();
+        TestStores.close(store, writers);
     }
 
     private static void runThreads(IntConsumer body) throws Exception {

@@ -34,14 +34,12 @@ class DocStoreTest {
     @BeforeEach
     void open() {
         writers = TestStores.writers(dir);
-        store = new DocStore(TestStores.config(dir), writers);
-        writers.recover();
+        store = TestStores.open(dir, writers);
     }
 
     @AfterEach
     void close() {
-        store.close();
-        writers.close();
+        TestStores.close(store, writers);
     }
 
     /** Holds workspace "w"'s writer in a turn until {@code release}; returns once that turn runs. */

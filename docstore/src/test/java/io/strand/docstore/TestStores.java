@@ -34,6 +34,19 @@ final class TestStores {
         });
     }
 
+    /** Opens a store on {@code dir} with {@link #config}, then recovers {@code writers}' write-ahead log into it. */
+    static DocStore open(Path dir, Writers writers) {
+        DocStore store = new DocStore(config(dir), writers);
+        writers.recover();
+        return store;
+    }
+
+    /** Closes {@code store} before the {@code writers} it submits to. */
+    static void close(DocStore store, Writers writers) {
+        store.close();
+        writers.close();
+    }
+
     static <T> T await(CompletableFuture<T> future) {
         try {
             return future.get(30, TimeUnit.SECONDS);

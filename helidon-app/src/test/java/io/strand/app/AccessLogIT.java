@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.testing.TestServer;
+import io.strand.app.testing.Tokens;
 import io.strand.core.Json;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +54,7 @@ class AccessLogIT {
         };
         accessLog.addHandler(capture);
         try (TestServer server = TestServer.start(dir, Map.of(), JwtAuthenticator.open(dir))) {
-            String token = Files.readString(dir.resolve("root.token")).trim();
+            String token = Tokens.root(dir);
             HttpClient client = HttpClient.newHttpClient();
             List<HttpRequest> requests = List.of(
                     HttpRequest.newBuilder(URI.create(server.url() + "/v1/ws/acme/logs")).header("Authorization", "Bearer " + token).build(),

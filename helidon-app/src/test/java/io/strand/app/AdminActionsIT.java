@@ -9,6 +9,7 @@ import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.auth.Scope;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
+import io.strand.app.testing.Tokens;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +45,7 @@ class AdminActionsIT {
     static void start() throws IOException {
         auth = JwtAuthenticator.open(dir);
         server = TestServer.start(dir, Map.of(), auth);
-        root = server.http.withToken(Files.readString(dir.resolve("root.token")).trim());
+        root = server.http.withToken(Tokens.root(dir));
     }
 
     @AfterAll
@@ -152,7 +153,7 @@ class AdminActionsIT {
     void aWrongMethodOnAnExistingPathShouldBe405WithAllow() throws Exception {
         record Case(String method, String path, int status, String allow) {
         }
-        String token = Files.readString(dir.resolve("root.token")).trim();
+        String token = Tokens.root(dir);
         var client = java.net.http.HttpClient.newHttpClient();
         for (Case c : List.of(new Case("PUT", "/v1/ws/acme/logs/x", 405, "DELETE, GET"),
                 new Case("PATCH", "/v1/ws/acme/logs/x/entries", 405, "GET, POST"),

@@ -56,7 +56,7 @@ class AuthIT {
     static void start() throws Exception {
         auth = JwtAuthenticator.open(dir);
         server = TestServer.start(dir, Map.of(), auth);
-        String rootToken = Files.readString(dir.resolve("root.token")).trim();
+        String rootToken = Tokens.root(dir);
         root = server.http.withToken(rootToken);
         byte[] secret = Files.readAllBytes(dir.resolve("secret"));
         JsonNode rw = mint(root, "acme", "rw", 3600);

@@ -13,15 +13,13 @@ import io.strand.app.reliability.ReliabilityRow;
 import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
+import io.strand.app.testing.PacedAppender;
 import io.strand.app.testing.TestServer;
 import io.strand.coldtier.S3ProxyFixture;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,8 +50,7 @@ class ColdStoreDownIT {
 
     @BeforeEach
     void startS3() {
-        ColdLogs.useFixtureCredentials();
-        s3 = S3ProxyFixture.startTransient("cold");
+        s3 = ColdLogs.startS3();
     }
 
     @AfterEach
@@ -67,28 +64,8 @@ class ColdStoreDownIT {
         Map<String, String> env = ColdLogs.withS3(ColdLogs.settings(HOT_MAX), s3, "cold", "down-it");
         try (TestServer server = TestServer.start(dir, env)) {
             Http http = server.http;
-            AtomicBoolean appending = new AtomicBoolean(true);
-            AtomicLong appended = new AtomicLong(); // last acknowledged seq
-            AtomicLong requests = new AtomicLong();
-            List<String> failures = new CopyOnWriteArrayList<>();
-            Thread appender = Thread.ofVirtual().name("appender").start(() -> {
-                while (appending.get()) {
-                    long from = appended.get() + 1;
-                    try {
-                        requests.incrementAndGet();
-                        Http.Reply r = http.post(ColdLogs.logPath(WS, LOG) + "/entries", ColdLogs.batch(from, 50));
-                        if (r.status() != 200 || r.json().get("firstSeq").asLong() != from) {
-                            failures.add("seq " + from + ": " + r.status() + " " + r.body());
-                            return;
-                        }
-                        appended.set(from + 49);
-                        Thread.sleep(20);
-                    } catch (RuntimeException | InterruptedException e) {
-                        failures.add("seq " + from + ": " + e);
-                        return;
-                    }
-                }
-            });
+            PacedAppender appender = PacedAppender.start(http, WS, LOG, 50);
+            List<String> failures = appender.failures();
 
             // Before the outage: rolls run and old hot files go, so seqs past the first segment live only in the store.
             // (Nothing reads them, so no block of theirs is cached; the roller's own time lookup touches only segment 1.)
@@ -128,11 +105,10 @@ class ColdStoreDownIT {
             Http.Reply metrics = http.get("/observe/metrics");
             assertTrue(metrics.body().contains("strand_cold_roll_failures"), "roll failures are a metric too");
 
-            appending.set(false);
-            appender.join();
+            appender.stop();
             assertTrue(failures.isEmpty(), "no append failed: " + failures);
-            row.runs(1).operations(requests.get()).acknowledged(appended.get() / 50);
-            assertEquals(appended.get(), ColdLogs.readAllForward(http, WS, LOG, 1000, "after the outage"));
+            row.runs(1).operations(appender.requests()).acknowledged(appender.appended() / 50);
+            assertEquals(appender.appended(), ColdLogs.readAllForward(http, WS, LOG, 1000, "after the outage"));
             row.history(0, 0, 0).note(String.format("%d s outage, hot part grew to %d entries, rolled %.1f s after",
                     OUTAGE_SECONDS, hotDuring, (System.nanoTime() - restored) / 1e9));
             JsonNode report = ColdLogs.verify(http, WS, LOG);

@@ -42,8 +42,7 @@ class ColdTierIT {
 
     @BeforeAll
     static void startS3() {
-        ColdLogs.useFixtureCredentials();
-        s3 = S3ProxyFixture.startTransient("cold");
+        s3 = ColdLogs.startS3();
     }
 
     @AfterAll

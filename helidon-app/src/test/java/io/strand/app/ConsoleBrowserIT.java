@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
+import io.strand.app.testing.Tokens;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -57,7 +58,7 @@ class ConsoleBrowserIT {
                         + "chromium-driver, which .ci/run installs): the console browser test cannot run");
         auth = JwtAuthenticator.open(dir);
         server = TestServer.start(dir, Map.of(), auth);
-        rootToken = Files.readString(dir.resolve("root.token")).trim();
+        rootToken = Tokens.root(dir);
         root = server.http.withToken(rootToken);
         append(1, 100);
         Http.Reply roll = root.post("/v1/ws/acme/logs/chat/cold/roll", "");

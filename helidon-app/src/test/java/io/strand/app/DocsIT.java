@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.testing.Clients;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
@@ -11,8 +12,6 @@ import io.strand.core.Json;
 import io.strand.docstore.DocPath;
 import io.strand.docstore.DocStore;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -41,21 +40,11 @@ class DocsIT {
 
     /** Runs {@code body} on 16 sockets at once, each on its own thread. */
     private static void onSixteenSockets(java.util.function.Consumer<WsClient> body) throws InterruptedException {
-        List<Thread> threads = new ArrayList<>();
-        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-        for (int c = 0; c < 16; c++) {
-            threads.add(Thread.ofVirtual().start(() -> {
-                try (WsClient ws = WsClient.connect(server.wsUrl("acme"))) {
-                    body.accept(ws);
-                } catch (Throwable t) {
-                    failures.add(t);
-                }
-            }));
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        assertTrue(failures.isEmpty(), "client failures: " + failures);
+        Clients.concurrently(16, c -> {
+            try (WsClient ws = WsClient.connect(server.wsUrl("acme"))) {
+                body.accept(ws);
+            }
+        });
     }
 
     @Test

@@ -6,11 +6,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
+import io.strand.app.testing.Tokens;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -37,7 +37,7 @@ class DsAuthIT {
     static void start() throws Exception {
         auth = JwtAuthenticator.open(dir);
         server = TestServer.start(dir, Map.of(), auth);
-        root = Files.readString(dir.resolve("root.token")).trim();
+        root = Tokens.root(dir);
         Http admin = server.http.withToken(root);
         read = mint(admin, "acme", "read");
         rw = mint(admin, "acme", "rw");

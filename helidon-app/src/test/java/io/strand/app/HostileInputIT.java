@@ -23,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -52,7 +51,7 @@ class HostileInputIT {
     @BeforeAll
     static void start() throws Exception {
         server = TestServer.start(dir, Map.of(), JwtAuthenticator.open(dir));
-        root = server.http.withToken(Files.readString(dir.resolve("root.token")).trim());
+        root = server.http.withToken(Tokens.root(dir));
     }
 
     @AfterAll
@@ -63,7 +62,7 @@ class HostileInputIT {
     @Test
     @Scenario("malformed WebSocket frames")
     void malformedFramesShouldGetErrorsAndWriteNothing(ReliabilityRow row) throws Exception {
-        String rootToken = Files.readString(dir.resolve("root.token")).trim();
+        String rootToken = Tokens.root(dir);
         String nested = "[".repeat(5_000) + "]".repeat(5_000);
         Map<String, String> frames = new LinkedHashMap<>(); // frame -> error code
         frames.put("{not json", "bad_frame");

@@ -32,8 +32,7 @@ class LogDeleteColdDownIT {
 
     @BeforeEach
     void startS3() {
-        ColdLogs.useFixtureCredentials();
-        s3 = S3ProxyFixture.startTransient("cold");
+        s3 = ColdLogs.startS3();
     }
 
     @AfterEach

@@ -13,11 +13,11 @@ import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.FaultProxy;
 import io.strand.app.testing.Http;
+import io.strand.app.testing.PacedAppender;
 import io.strand.coldtier.S3ProxyFixture;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -78,35 +78,14 @@ class ObjectStoreFaultIT {
                         "--s3-region", "us-east-1", "--s3-path-style"),
                         List.of("-Daws.accessKeyId=" + S3ProxyFixture.ACCESS_KEY, "-Daws.secretAccessKey=" + S3ProxyFixture.SECRET_KEY))) {
             Http http = new Http(child.url, null);
-            AtomicBoolean appending = new AtomicBoolean(true);
             AtomicBoolean faultOn = new AtomicBoolean();
-            AtomicLong appended = new AtomicLong(); // last acknowledged seq
-            AtomicLong requests = new AtomicLong();
             AtomicLong slowestDuringFault = new AtomicLong();
-            List<String> failures = new CopyOnWriteArrayList<>();
-            Thread appender = Thread.ofVirtual().name("appender").start(() -> {
-                while (appending.get()) {
-                    long from = appended.get() + 1;
-                    try {
-                        requests.incrementAndGet();
-                        long t0 = System.nanoTime();
-                        Http.Reply r = http.post(ColdLogs.logPath(WS, LOG) + "/entries", ColdLogs.batch(from, BATCH));
-                        long ms = (System.nanoTime() - t0) / 1_000_000;
-                        if (faultOn.get()) {
-                            slowestDuringFault.accumulateAndGet(ms, Math::max);
-                        }
-                        if (r.status() != 200 || r.json().get("firstSeq").asLong() != from) {
-                            failures.add("seq " + from + ": " + r.status() + " " + r.body());
-                            return;
-                        }
-                        appended.set(from + BATCH - 1);
-                        Thread.sleep(20); // pacing the load, about 2,000 entries/s
-                    } catch (RuntimeException | InterruptedException e) {
-                        failures.add("seq " + from + ": " + e);
-                        return;
-                    }
+            PacedAppender appender = PacedAppender.start(http, WS, LOG, BATCH, ms -> {
+                if (faultOn.get()) {
+                    slowestDuringFault.accumulateAndGet(ms, Math::max);
                 }
             });
+            List<String> failures = appender.failures();
 
             await("cold-only entries beyond the first segments", Duration.ofSeconds(60),
                     () -> coldStatus(http, WS, LOG).get("hotStoredFirst").asLong() > 8_000);
@@ -153,11 +132,10 @@ class ObjectStoreFaultIT {
                         && s.get("head").asLong() - s.get("hotFirst").asLong() + 1 <= HOT_MAX;
             });
             double rolledAfter = (System.nanoTime() - healed) / 1e9;
-            appending.set(false);
-            appender.join();
+            appender.stop();
             assertTrue(failures.isEmpty(), "no append failed: " + failures);
-            row.runs(1).operations(requests.get() + coldReads).acknowledged(appended.get() / BATCH);
-            assertEquals(appended.get(), ColdLogs.readAllForward(http, WS, LOG, 1000, fault + " after the fault"));
+            row.runs(1).operations(appender.requests() + coldReads).acknowledged(appender.appended() / BATCH);
+            assertEquals(appender.appended(), ColdLogs.readAllForward(http, WS, LOG, 1000, fault + " after the fault"));
             JsonNode report = ColdLogs.verify(http, WS, LOG);
             assertTrue(report.get("ok").asBoolean(), report.toString());
             String summary = String.format("%d s fault, %d store connections %s, slowest append %d ms, hot part %d entries,"

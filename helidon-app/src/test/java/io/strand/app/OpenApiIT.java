@@ -10,11 +10,11 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.helidon.http.Method;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.testing.TestServer;
+import io.strand.app.testing.Tokens;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +55,7 @@ class OpenApiIT {
     @BeforeAll
     static void start() throws Exception {
         server = TestServer.start(dir, Map.of(), JwtAuthenticator.open(dir));
-        token = Files.readString(dir.resolve("root.token")).trim();
+        token = Tokens.root(dir);
         HttpResponse<String> served = send("GET", "/openapi", null, null);
         assertEquals(200, served.statusCode(), served.body());
         assertTrue(served.headers().firstValue("content-type").orElse("").startsWith("application/yaml"));

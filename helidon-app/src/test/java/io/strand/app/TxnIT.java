@@ -5,18 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.testing.Clients;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
 import io.strand.app.testing.WsClient;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,32 +45,13 @@ class TxnIT {
                 + "\"append\":[{\"log\":\"" + charges + "\",\"entries\":[{\"data\":{\"charge\":1,\"by\":\"" + who + "\"}}]}]}";
     }
 
-    private static void onSixteen(Consumer<Integer> body) throws InterruptedException {
-        List<Thread> threads = new ArrayList<>();
-        List<Throwable> failures = new CopyOnWriteArrayList<>();
-        for (int c = 0; c < 16; c++) {
-            int client = c;
-            threads.add(Thread.ofVirtual().start(() -> {
-                try {
-                    body.accept(client);
-                } catch (Throwable t) {
-                    failures.add(t);
-                }
-            }));
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        assertTrue(failures.isEmpty(), "client failures: " + failures);
-    }
-
     /** The seed's use case: a charge entry exactly when the floor-0 debit succeeds, 16 sockets racing on one balance. */
     @Test
     void sixteenSocketsDebitingOneBalanceShouldAppendOneChargePerSuccessfulDebit() throws Exception {
         assertEquals(200, http.put("/v1/ws/acme/docs/wallet-ws", "{\"value\":{\"balance\":500}}").status());
         AtomicInteger ok = new AtomicInteger();
         AtomicInteger refused = new AtomicInteger();
-        onSixteen(c -> {
+        Clients.concurrently(16, c -> {
             try (WsClient ws = WsClient.connect(server.wsUrl("acme"))) {
                 for (int i = 0; i < 60; i++) { // pipelined
                     ws.send("{\"id\":" + ws.nextId() + ",\"op\":\"txn\"," + debit("wallet-ws", "charges-ws", "c" + c).substring(1));
@@ -105,7 +84,7 @@ class TxnIT {
     void sixteenHttpClientsDebitingOneBalanceShouldAppendOneChargePerSuccessfulDebit() throws Exception {
         assertEquals(200, http.put("/v1/ws/acme/docs/wallet-http", "{\"value\":{\"balance\":200}}").status());
         AtomicInteger ok = new AtomicInteger();
-        onSixteen(c -> {
+        Clients.concurrently(16, c -> {
             for (int i = 0; i < 15; i++) {
                 Http.Reply r = http.post("/v1/ws/acme/txn", debit("wallet-http", "charges-http", "c" + c));
                 if (r.status() == 200) {

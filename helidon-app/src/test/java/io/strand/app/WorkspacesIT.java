@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
-import java.nio.file.Files;
+import io.strand.app.testing.Tokens;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +30,7 @@ class WorkspacesIT {
     static void start() throws Exception {
         auth = JwtAuthenticator.open(dir);
         server = TestServer.start(dir, Map.of(), auth);
-        root = server.http.withToken(Files.readString(dir.resolve("root.token")).trim());
+        root = server.http.withToken(Tokens.root(dir));
         assertEquals(200, root.post("/v1/ws/acme/logs/chat/entries", "{\"entries\":[{\"data\":\"hello\"},{\"data\":{\"n\":1}}]}").status());
         assertEquals(200, root.post("/v1/ws/acme/logs/audit/entries", "{\"data\":1}").status());
         assertEquals(200, root.put("/v1/ws/acme/docs/cfg", "{\"value\":{\"a\":1}}").status());

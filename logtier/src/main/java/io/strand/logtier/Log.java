@@ -159,18 +159,12 @@ final class Log implements AutoCloseable {
             if (seen != null) {
                 return new AppendResult(seen.firstSeq(), seen.lastSeq(), hot.lastTs(), durable, true);
             }
-            if (producers.isStale(req.producerId(), req.producerSeq())) {
-                throw new StrandException(ErrorCode.PRODUCER_SEQ_STALE, "producerSeq " + req.producerSeq()
-                        + " of producer '" + req.producerId() + "' is older than the retry window of log " + name);
-            }
+            requireNotStale(req);
         }
         // The hot queue always holds the newest entries (its last cycle file is never dropped), so the
         // head never needs the object store: appends keep working while it is down.
         long head = hot.lastSeq();
-        if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
-            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
-                    + ", not " + req.expectedLastSeq(), Map.of("head", head));
-        }
+        requireHead(name, req, head);
         long first = hot.append(System.currentTimeMillis(), req.data(), req.keys(),
                 req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
         long last = hot.lastSeq();
@@ -206,16 +200,10 @@ final class Log implements AutoCloseable {
                         + seen.lastSeq() + "): the txn it came with was applied before, nothing changed",
                         Map.of("firstSeq", seen.firstSeq(), "lastSeq", seen.lastSeq()));
             }
-            if (producers.isStale(req.producerId(), req.producerSeq())) {
-                throw new StrandException(ErrorCode.PRODUCER_SEQ_STALE, "producerSeq " + req.producerSeq()
-                        + " of producer '" + req.producerId() + "' is older than the retry window of log " + name);
-            }
+            requireNotStale(req);
         }
         long head = hot.lastSeq();
-        if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
-            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
-                    + ", not " + req.expectedLastSeq(), Map.of("head", head));
-        }
+        requireHead(name, req, head);
         byte[] excerpt = encode(req, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()));
         hot.prepareStaged(excerpt.length, req.data().size());
         return excerpt;
@@ -226,11 +214,24 @@ final class Log implements AutoCloseable {
      * so a refused txn creates no log: the log is created when the txn applies.
      */
     static byte[] stageFirst(String name, AppendRequest req) {
-        if (req.expectedLastSeq() != null && req.expectedLastSeq() != 0) {
-            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq 0, not " + req.expectedLastSeq(),
-                    Map.of("head", 0L));
-        }
+        requireHead(name, req, 0);
         return encode(req, 1, System.currentTimeMillis());
+    }
+
+    /** Refuses a producerSeq older than this log's retry window (append and stage alike). */
+    private void requireNotStale(AppendRequest req) {
+        if (producers.isStale(req.producerId(), req.producerSeq())) {
+            throw new StrandException(ErrorCode.PRODUCER_SEQ_STALE, "producerSeq " + req.producerSeq()
+                    + " of producer '" + req.producerId() + "' is older than the retry window of log " + name);
+        }
+    }
+
+    /** Refuses {@code req} when it names an {@code expectedLastSeq} other than the log's {@code head}. */
+    private static void requireHead(String name, AppendRequest req, long head) {
+        if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
+            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
+                    + ", not " + req.expectedLastSeq(), Map.of("head", head));
+        }
     }
 
     private static byte[] encode(AppendRequest req, long firstSeq, long ts) {

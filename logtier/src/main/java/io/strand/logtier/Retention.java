@@ -73,9 +73,7 @@ public final class Retention implements AutoCloseable {
         this.interval = interval;
         this.coldGrace = coldGrace;
         logs.retentionDefaults(defaults);
-        this.thread = new Thread(this::loop, "log-retention");
-        thread.setDaemon(true);
-        thread.start();
+        this.thread = WorkerThreads.start(this::loop, "log-retention");
     }
 
     public RetentionPolicy defaults() {
@@ -291,11 +289,6 @@ public final class Retention implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        thread.interrupt();
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        WorkerThreads.stop(thread);
     }
 }

@@ -51,9 +51,7 @@ final class Roller implements AutoCloseable {
         this.logs = logs;
         this.cold = cold;
         this.threshold = threshold;
-        this.thread = new Thread(this::loop, "cold-roller");
-        thread.setDaemon(true);
-        thread.start();
+        this.thread = WorkerThreads.start(this::loop, "cold-roller");
     }
 
     /** After an append or open: queue a check of the log (deduplicated; the check itself runs on the roller). */
@@ -270,11 +268,6 @@ final class Roller implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        thread.interrupt();
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        WorkerThreads.stop(thread);
     }
 }

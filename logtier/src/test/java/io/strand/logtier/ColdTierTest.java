@@ -3,18 +3,11 @@ package io.strand.logtier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.strand.coldtier.BlockCache;
-import io.strand.coldtier.ColdLogConfig;
-import io.strand.coldtier.FileColdStore;
-import io.strand.core.Durability;
 import io.strand.core.Entry;
-import io.strand.core.Writers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,38 +17,12 @@ class ColdTierTest {
     @TempDir
     Path dir;
 
-    private static AppendRequest batch(int from, int n) {
-        List<byte[]> data = new ArrayList<>();
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            data.add(("{\"n\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8));
-            keys.add(null);
-        }
-        return new AppendRequest(data, keys, null, null, null);
-    }
-
-    private record Node(Writers writers, LogStore store) implements AutoCloseable {
-        @Override
-        public void close() throws Exception {
-            store.close();
-            writers.close();
-            store.coldTier().close();
-        }
-    }
-
-    private Node start() {
+    private ColdNode start() {
         return start(1_000);
     }
 
-    private Node start(long hotEntries) {
-        LogConfig config = LogConfig.defaults(dir.resolve("data"), Durability.OS)
-                .withRollCycle(TestRollCycles.TEST_SECONDLY)
-                .withHot(new LogConfig.HotThreshold(hotEntries, 1L << 40, Duration.ofDays(1)));
-        Writers writers = new Writers("t", 2, Durability.OS, 1024, null, n -> { });
-        LogStore store = new LogStore(config, writers);
-        store.enableColdTier(new ColdTier(new FileColdStore(dir.resolve("cold")), new BlockCache(8 << 20),
-                ColdLogConfig.defaults(dir.resolve("tmp"))));
-        return new Node(writers, store);
+    private ColdNode start(long hotEntries) {
+        return ColdNode.start(dir, hotEntries);
     }
 
     private static List<Long> readAll(LogStore store, long head) {
@@ -75,32 +42,32 @@ class ColdTierTest {
     @Test
     void readsShouldCrossHotColdBoundaryExactlyWhenOldEntriesRolled() throws Exception {
         int total = 20_000;
-        try (Node node = start()) {
+        try (ColdNode node = start()) {
             for (int i = 0; i < total / 100; i++) {
-                node.store.append("w", "c", batch(i * 100 + 1, 100)).join();
+                node.store().append("w", "c", ColdNode.batch(i * 100 + 1, 100)).join();
             }
             long deadline = System.nanoTime() + 60_000_000_000L;
-            while (node.store.info("w", "c").orElseThrow().hotFirst() < total - 1_000 && System.nanoTime() < deadline) {
+            while (node.store().info("w", "c").orElseThrow().hotFirst() < total - 1_000 && System.nanoTime() < deadline) {
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // poll without burning a core
             }
-            LogInfo info = node.store.info("w", "c").orElseThrow();
+            LogInfo info = node.store().info("w", "c").orElseThrow();
             assertTrue(info.coldSegments() > 0, "rolled: " + info);
             assertEquals(1, info.first());
-            List<Long> seqs = readAll(node.store, total);
+            List<Long> seqs = readAll(node.store(), total);
             assertEquals(total, seqs.size());
             for (int i = 0; i < total; i++) {
                 assertEquals(i + 1, seqs.get(i));
             }
-            Page back = node.store.readBackward("w", "c", 5, 10);
+            Page back = node.store().readBackward("w", "c", 5, 10);
             assertEquals(List.of(1L, 2L, 3L, 4L), back.entries().stream().map(Entry::seq).toList());
-            long ts = node.store.readForward("w", "c", 100, 1).entries().getFirst().ts();
-            assertTrue(node.store.readFromTime("w", "c", ts, 1).entries().getFirst().seq() <= 100);
+            long ts = node.store().readForward("w", "c", 100, 1).entries().getFirst().ts();
+            assertTrue(node.store().readFromTime("w", "c", ts, 1).entries().getFirst().seq() <= 100);
         }
-        try (Node node = start()) {
-            assertEquals(total, readAll(node.store, total).size());
-            assertEquals(total + 1, node.store.append("w", "c", batch(total + 1, 1)).join().firstSeq());
-            assertTrue(node.store.delete("w", "c"));
-            assertEquals(0, node.store.readForward("w", "c", 1, 10).head());
+        try (ColdNode node = start()) {
+            assertEquals(total, readAll(node.store(), total).size());
+            assertEquals(total + 1, node.store().append("w", "c", ColdNode.batch(total + 1, 1)).join().firstSeq());
+            assertTrue(node.store().delete("w", "c"));
+            assertEquals(0, node.store().readForward("w", "c", 1, 10).head());
         }
     }
 
@@ -122,14 +89,14 @@ class ColdTierTest {
         java.util.concurrent.atomic.AtomicBoolean appending = new java.util.concurrent.atomic.AtomicBoolean(true);
         java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         long[] heads = new long[logs.size()];
-        try (Node node = start(200)) {
+        try (ColdNode node = start(200)) {
             List<Thread> threads = new ArrayList<>();
             threads.add(Thread.ofPlatform().name("appender").start(() -> {
                 long end = System.nanoTime() + appendNanos;
                 try {
                     while (System.nanoTime() < end) {
                         for (int l = 0; l < logs.size(); l++) {
-                            node.store.append("w", logs.get(l), batch((int) heads[l] + 1, 5)).join();
+                            node.store().append("w", logs.get(l), ColdNode.batch((int) heads[l] + 1, 5)).join();
                             heads[l] += 5;
                         }
                         java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // pace: a few thousand entries a second
@@ -147,13 +114,13 @@ class ColdTierTest {
                     try {
                         while (!done.get()) {
                             int l = random.nextInt(logs.size());
-                            long first = node.store.hotStoredFirst("w", logs.get(l));
+                            long first = node.store().hotStoredFirst("w", logs.get(l));
                             if (first != lastFirst[l]) {
                                 firstMoves.incrementAndGet();
                                 lastFirst[l] = first;
                             }
                             long from = Math.max(1, first + random.nextInt(3) - 1);
-                            checkChunk(node.store, logs.get(l), from, 1 + random.nextInt(20), violations);
+                            checkChunk(node.store(), logs.get(l), from, 1 + random.nextInt(20), violations);
                             boundaryReads.incrementAndGet();
                         }
                     } catch (Throwable t) {
@@ -170,7 +137,7 @@ class ColdTierTest {
                         boolean wasAppending = appending.get();
                         caughtUp = !wasAppending;
                         for (int l = 0; l < logs.size(); l++) {
-                            PageInfo p = checkChunk(node.store, logs.get(l), next[l], 100, violations);
+                            PageInfo p = checkChunk(node.store(), logs.get(l), next[l], 100, violations);
                             if (p.gap() != null) {
                                 violations.add("subscriber got a gap in " + logs.get(l) + " though nothing is trimmed: " + p.gap());
                             }
@@ -189,17 +156,7 @@ class ColdTierTest {
                     }
                 }
             }));
-            threads.add(Thread.ofPlatform().name("compactor").start(() -> {
-                int round = 0;
-                try {
-                    while (!done.get()) {
-                        node.store.coldTier().log("w", logs.get(round++ % logs.size())).compact(1L << 30, Duration.ZERO);
-                        java.util.concurrent.locks.LockSupport.parkNanos(100_000_000); // a compaction every 0.1 s
-                    }
-                } catch (Throwable t) {
-                    violations.add("compactor: " + t);
-                }
-            }));
+            threads.add(ColdNode.compactor(node.store(), logs, done, violations));
             threads.get(0).join();
             threads.get(3).join(); // the subscriber, once it has followed every log to its final head
             done.set(true);
@@ -208,7 +165,7 @@ class ColdTierTest {
             }
             System.out.println("boundary reads " + boundaryReads + ", hot starts seen to move " + firstMoves
                     + ", heads " + java.util.Arrays.toString(heads) + ", cold segments "
-                    + logs.stream().map(l -> node.store.info("w", l).orElseThrow().coldSegments()).toList());
+                    + logs.stream().map(l -> node.store().info("w", l).orElseThrow().coldSegments()).toList());
             assertEquals(List.of(), List.copyOf(violations));
             assertTrue(firstMoves.get() > logs.size() * 3L, "rolls dropped hot files while readers read: " + firstMoves);
             for (int l = 0; l < logs.size(); l++) {

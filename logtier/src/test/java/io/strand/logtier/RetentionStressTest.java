@@ -3,11 +3,6 @@ package io.strand.logtier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.strand.coldtier.BlockCache;
-import io.strand.coldtier.ColdLogConfig;
-import io.strand.coldtier.FileColdStore;
-import io.strand.core.Durability;
-import io.strand.core.Writers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +15,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
-import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,16 +34,6 @@ class RetentionStressTest {
     @TempDir
     Path dir;
 
-    private static AppendRequest batch(long from, int n) {
-        List<byte[]> data = new ArrayList<>();
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            data.add(("{\"n\":" + (from + i) + "}").getBytes(StandardCharsets.UTF_8));
-            keys.add(null);
-        }
-        return new AppendRequest(data, keys, null, null, null);
-    }
-
     @Test
     void trimsShouldNeverLoseARetainedEntryNorServeATrimmedOneWhileRollsCompactionAndReadersRun() throws Exception {
         long seed = System.nanoTime();
@@ -63,13 +47,8 @@ class RetentionStressTest {
         AtomicLongArray acked = new AtomicLongArray(logs.size()); // first as acknowledged by trims
         AtomicLong trims = new AtomicLong();
         AtomicLong gapsSeen = new AtomicLong();
-        LogConfig config = LogConfig.defaults(dir.resolve("data"), Durability.OS)
-                .withRollCycle(TestRollCycles.TEST_SECONDLY)
-                .withHot(new LogConfig.HotThreshold(1_000, 1L << 40, Duration.ofDays(1)));
-        Writers writers = new Writers("t", 2, Durability.OS, 1024, null, n -> { });
-        LogStore store = new LogStore(config, writers);
-        store.enableColdTier(new ColdTier(new FileColdStore(dir.resolve("cold")), new BlockCache(8 << 20),
-                ColdLogConfig.defaults(dir.resolve("tmp"))));
+        ColdNode node = ColdNode.start(dir, 1_000);
+        LogStore store = node.store();
         Retention retention = new Retention(store, RetentionPolicy.UNLIMITED, Duration.ofMillis(100), Duration.ZERO);
         try {
             for (int l = 0; l < logs.size(); l++) {
@@ -84,7 +63,7 @@ class RetentionStressTest {
                     while (System.nanoTime() < end || System.nanoTime() < latest
                             && (retention.coldSegmentsRetired.get() + retention.hotFilesDeleted.get() == 0 || trims.get() < 10)) {
                         for (int l = 0; l < logs.size(); l++) {
-                            store.append("w", logs.get(l), batch(heads.get(l) + 1, 5)).join();
+                            store.append("w", logs.get(l), ColdNode.batch(heads.get(l) + 1, 5)).join();
                             heads.addAndGet(l, 5);
                         }
                         LockSupport.parkNanos(1_000_000); // pace: a few thousand entries a second
@@ -161,17 +140,7 @@ class RetentionStressTest {
                     }
                 }
             }));
-            threads.add(Thread.ofPlatform().name("compactor").start(() -> {
-                int round = 0;
-                try {
-                    while (!done.get()) {
-                        store.coldTier().log("w", logs.get(round++ % logs.size())).compact(1L << 30, Duration.ZERO);
-                        LockSupport.parkNanos(100_000_000); // a compaction every 0.1 s
-                    }
-                } catch (Throwable t) {
-                    violations.add("compactor: " + t);
-                }
-            }));
+            threads.add(ColdNode.compactor(store, logs, done, violations));
             threads.add(Thread.ofPlatform().name("roll-now").start(() -> {
                 int round = 0;
                 try {
@@ -217,9 +186,7 @@ class RetentionStressTest {
             }
         } finally {
             retention.close();
-            store.close();
-            writers.close();
-            store.coldTier().close();
+            node.close();
         }
     }
 

@@ -36,6 +36,12 @@ public final class ColdLogs {
         System.setProperty("aws.secretAccessKey", S3ProxyFixture.SECRET_KEY);
     }
 
+    /** Starts a transient s3proxy holding bucket {@code cold}, its keys set for a server started in this JVM. */
+    public static S3ProxyFixture startS3() {
+        useFixtureCredentials();
+        return S3ProxyFixture.startTransient("cold");
+    }
+
     /** Adds the settings for {@code s3://bucket/prefix} on the fixture. */
     public static Map<String, String> withS3(Map<String, String> env, S3ProxyFixture s3, String bucket, String prefix) {
         env.put("STRAND_COLD", "s3://" + bucket + "/" + prefix);

@@ -8,13 +8,26 @@ import com.nimbusds.jose.crypto.MACSigner;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.strand.core.Json;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Base64;
 import java.util.Date;
 
-/** Hostile tokens for auth tests: forged with the real secret, re-signed, tampered, or unsigned. */
+/** Tokens for auth tests: the server's root token, and hostile ones (forged with the real secret, re-signed, tampered, or unsigned). */
 public final class Tokens {
     private Tokens() {
+    }
+
+    /** The root token a JWT-authenticated server wrote to {@code dataDir/root.token} on first start. */
+    public static String root(Path dataDir) {
+        try {
+            return Files.readString(dataDir.resolve("root.token")).trim();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** A token signed with {@code key} under {@code alg} (HS512 needs a 64-byte key). */
