@@ -7,6 +7,7 @@ import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Timer;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +23,13 @@ import java.util.function.Supplier;
  */
 public final class StrandMetrics {
     private static final AtomicLong SUBSCRIBERS = new AtomicLong();
+    /**
+     * What each {@link #gauge} and {@link #counter} reads, by name: the registry keeps the first meter
+     * of a name for the whole process, so the meter reads through this map and the newest server's
+     * supplier wins (one server per process in production; several in a test JVM). Held strongly
+     * here, since the registry holds a meter's state only weakly.
+     */
+    private static final Map<String, Supplier<Number>> CURRENT = new ConcurrentHashMap<>();
     /** Every live subscription's lag as it last reported it. */
     private static final Set<ReplayLag> LAGS = ConcurrentHashMap.newKeySet();
     /**
@@ -42,8 +50,6 @@ public final class StrandMetrics {
             .toArray(java.time.Duration[]::new);
 
     private final MeterRegistry registry = globalRegistry();
-    /** What {@link #counter} meters read, held here since the registry holds it only weakly. */
-    private final java.util.List<Supplier<Number>> totals = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * The process-wide registry with {@link #CONFIG}. Helidon's factory installs the tag settings of
@@ -77,7 +83,8 @@ public final class StrandMetrics {
 
     /** A value that goes up and down (Prometheus {@code gauge}). */
     public void gauge(String name, String description, Supplier<Number> value) {
-        registry.getOrCreate(Gauge.builder(name, value, v -> v.get().doubleValue()).description(description));
+        CURRENT.put(name, value);
+        registry.getOrCreate(Gauge.builder(name, CURRENT, c -> read(c, name).doubleValue()).description(description));
     }
 
     /**
@@ -85,9 +92,14 @@ public final class StrandMetrics {
      * {@code increase()} work on it, and a restart reads as a counter reset.
      */
     public void counter(String name, String description, Supplier<Number> total) {
-        totals.add(total); // Micrometer holds a function counter's state weakly
-        registry.getOrCreate(io.helidon.metrics.api.FunctionalCounter.builder(name, total, t -> t.get().longValue())
+        CURRENT.put(name, total);
+        registry.getOrCreate(io.helidon.metrics.api.FunctionalCounter.builder(name, CURRENT, c -> read(c, name).longValue())
                 .description(description));
+    }
+
+    private static Number read(Map<String, Supplier<Number>> current, String name) {
+        Supplier<Number> value = current.get(name);
+        return value == null ? 0 : value.get();
     }
 
     private static Timer.Builder latency(String name) {
