@@ -155,19 +155,35 @@ final class DocBenchmarks {
         return r;
     }
 
-    /** Debits of 1 with floor 0: an ok or a {@code floor_violation} is expected, anything else fails the run. */
+    /**
+     * Debits of 1 with floor 0, as a {@code doc.incr} or as a {@code txn} that also appends one
+     * {@code charge} entry: an ok or a {@code floor_violation} is expected, anything else fails the run.
+     */
     private static final class Debit implements ClosedLoop.Workload {
+        private final String op;
         private final String fields;
         final AtomicLong succeeded = new AtomicLong();
         final AtomicLong refused = new AtomicLong();
 
-        Debit(String doc) {
-            fields = "\"doc\":\"" + doc + "\",\"path\":\"balance\",\"delta\":-1,\"floor\":0";
+        private Debit(String op, String fields) {
+            this.op = op;
+            this.fields = fields;
+        }
+
+        /** {@code floor-debit}: one incr with floor 0. */
+        static Debit incr(String doc) {
+            return new Debit("doc.incr", "\"doc\":\"" + doc + "\",\"path\":\"balance\",\"delta\":-1,\"floor\":0");
+        }
+
+        /** {@code txn-debit}: the same debit and, with it, one charge entry appended to {@code log}. */
+        static Debit txn(String doc, String log) {
+            return new Debit("txn", "\"docs\":{\"" + doc + "\":{\"ops\":[{\"op\":\"incr\",\"path\":\"balance\",\"delta\":-1,\"floor\":0}]}},"
+                    + "\"append\":[{\"log\":\"" + log + "\",\"data\":{\"charge\":1}}]");
         }
 
         @Override
         public String op() {
-            return "doc.incr";
+            return op;
         }
 
         @Override
@@ -194,13 +210,13 @@ final class DocBenchmarks {
         r.unit = "attempts";
         int balance = scale(80_000); // 160,000 attempts, about 7 s (see incrContended)
         long attempts = 2L * balance;
-        Debit debit = new Debit("wallet");
+        Debit debit = Debit.incr("wallet");
         try (Connections connections = connect(CLIENTS)) {
             List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.rounds(round -> { // each round spends a fresh balance, as the run does
                 String wallet = "wallet-warmup-" + round;
                 put(wallet, "{\"balance\":" + balance + "}");
-                return ClosedLoop.run(sockets, 1, attempts, null, new Debit(wallet)).operations();
+                return ClosedLoop.run(sockets, 1, attempts, null, Debit.incr(wallet)).operations();
             }));
             put("wallet", "{\"balance\":" + balance + "}");
             r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
@@ -216,43 +232,6 @@ final class DocBenchmarks {
         return r;
     }
 
-    /**
-     * A {@code txn}: the debit of {@link Debit} and, with it, one {@code charge} entry appended to a
-     * log. An ok or a {@code floor_violation} (naming the doc) is expected, anything else fails the run.
-     */
-    private static final class TxnDebit implements ClosedLoop.Workload {
-        private final String fields;
-        final AtomicLong succeeded = new AtomicLong();
-        final AtomicLong refused = new AtomicLong();
-
-        TxnDebit(String doc, String log) {
-            fields = "\"docs\":{\"" + doc + "\":{\"ops\":[{\"op\":\"incr\",\"path\":\"balance\",\"delta\":-1,\"floor\":0}]}},"
-                    + "\"append\":[{\"log\":\"" + log + "\",\"data\":{\"charge\":1}}]";
-        }
-
-        @Override
-        public String op() {
-            return "txn";
-        }
-
-        @Override
-        public String request(long n) {
-            return fields;
-        }
-
-        @Override
-        public String next(long n, JsonNode reply) {
-            if (reply.path("ok").asBoolean()) {
-                succeeded.incrementAndGet();
-            } else if ("floor_violation".equals(reply.path("error").path("code").asText())) {
-                refused.incrementAndGet();
-            } else {
-                throw new IllegalStateException("unexpected reply " + reply);
-            }
-            return null;
-        }
-    }
-
     /** {@code floor-debit} as a txn that also appends a charge entry per successful debit; checks both counts. */
     BenchReport txnDebit() throws Exception {
         BenchReport r = new BenchReport("txn debit", durability);
@@ -260,13 +239,13 @@ final class DocBenchmarks {
         r.unit = "attempts";
         int balance = scale(40_000); // 80,000 attempts
         long attempts = 2L * balance;
-        TxnDebit debit = new TxnDebit("txn-wallet", "txn-charges");
+        Debit debit = Debit.txn("txn-wallet", "txn-charges");
         try (Connections connections = connect(CLIENTS)) {
             List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.rounds(round -> {
                 String wallet = "txn-wallet-warmup-" + round;
                 put(wallet, "{\"balance\":" + balance + "}");
-                return ClosedLoop.run(sockets, 1, attempts, null, new TxnDebit(wallet, "txn-charges-warmup-" + round)).operations();
+                return ClosedLoop.run(sockets, 1, attempts, null, Debit.txn(wallet, "txn-charges-warmup-" + round)).operations();
             }));
             put("txn-wallet", "{\"balance\":" + balance + "}");
             r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
