@@ -129,23 +129,11 @@ final class DocsCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             StrandClient client = o.client();
-            ArrayNode all = Json.MAPPER.createArrayNode();
-            String cursor = after;
-            while (true) {
-                int page = limit > 0 ? Math.min(1000, limit - all.size()) : 1000;
-                JsonNode reply = client.get(o.wsPath() + "/docs?limit=" + page
-                        + (cursor == null ? "" : "&after=" + StrandClient.segment(cursor)));
-                for (JsonNode name : reply.path("docs")) {
-                    all.add(name);
-                    if (!o.json) {
-                        o.out().println(name.asText());
-                    }
+            ArrayNode all = client.listAll(o.wsPath() + "/docs", "docs", after, limit, (reply, name) -> {
+                if (!o.json) {
+                    o.out().println(name.asText());
                 }
-                cursor = reply.hasNonNull("after") ? reply.get("after").asText() : null;
-                if (cursor == null || reply.path("docs").isEmpty() || (limit > 0 && all.size() >= limit)) {
-                    break;
-                }
-            }
+            });
             if (o.json) {
                 ObjectNode body = Json.MAPPER.createObjectNode();
                 body.set("docs", all);

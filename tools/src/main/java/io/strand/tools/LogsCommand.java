@@ -52,29 +52,17 @@ final class LogsCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             StrandClient client = o.client();
-            ArrayNode all = Json.MAPPER.createArrayNode();
             ObjectNode ds = Json.MAPPER.createObjectNode(); // log name -> its Durable Streams path and content type
-            String cursor = after;
-            while (true) {
-                int page = limit > 0 ? Math.min(1000, limit - all.size()) : 1000;
-                JsonNode reply = client.get(o.wsPath() + "/logs?ds=true&limit=" + page
-                        + (cursor == null ? "" : "&after=" + StrandClient.segment(cursor)));
-                for (JsonNode name : reply.path("logs")) {
-                    all.add(name);
-                    JsonNode note = reply.path("ds").path(name.asText());
-                    if (!note.isMissingNode()) {
-                        ds.set(name.asText(), note);
-                    }
-                    if (!o.json && !long_) {
-                        o.out().println(note.isMissingNode() ? name.asText()
-                                : name.asText() + "\tds:" + note.path("dsPath").asText() + "\t" + note.path("contentType").asText());
-                    }
+            ArrayNode all = client.listAll(o.wsPath() + "/logs?ds=true", "logs", after, limit, (reply, name) -> {
+                JsonNode note = reply.path("ds").path(name.asText());
+                if (!note.isMissingNode()) {
+                    ds.set(name.asText(), note);
                 }
-                cursor = reply.hasNonNull("after") ? reply.get("after").asText() : null;
-                if (cursor == null || reply.path("logs").isEmpty() || (limit > 0 && all.size() >= limit)) {
-                    break;
+                if (!o.json && !long_) {
+                    o.out().println(note.isMissingNode() ? name.asText()
+                            : name.asText() + "\tds:" + note.path("dsPath").asText() + "\t" + note.path("contentType").asText());
                 }
-            }
+            });
             if (long_) {
                 printLong(client, all, ds);
             } else if (o.json) {

@@ -59,6 +59,30 @@ final class StrandClient {
         return URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
+    /**
+     * Every name of a paged list route ({@code …/logs}, {@code …/docs}), in order: follows {@code after}
+     * until the list ends or {@code limit} names (0 = all) were seen; {@code each} gets each name with
+     * the reply page it came in.
+     */
+    com.fasterxml.jackson.databind.node.ArrayNode listAll(String route, String field, String after, int limit,
+                                                          java.util.function.BiConsumer<JsonNode, JsonNode> each) {
+        com.fasterxml.jackson.databind.node.ArrayNode all = Json.MAPPER.createArrayNode();
+        String sep = route.contains("?") ? "&" : "?";
+        String cursor = after;
+        while (true) {
+            int page = limit > 0 ? Math.min(1000, limit - all.size()) : 1000;
+            JsonNode reply = get(route + sep + "limit=" + page + (cursor == null ? "" : "&after=" + segment(cursor)));
+            for (JsonNode name : reply.path(field)) {
+                all.add(name);
+                each.accept(reply, name);
+            }
+            cursor = reply.hasNonNull("after") ? reply.get("after").asText() : null;
+            if (cursor == null || reply.path(field).isEmpty() || (limit > 0 && all.size() >= limit)) {
+                return all;
+            }
+        }
+    }
+
     JsonNode get(String path) {
         return send("GET", path, null);
     }
