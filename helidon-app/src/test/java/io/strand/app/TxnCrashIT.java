@@ -121,11 +121,8 @@ class TxnCrashIT {
                     }
                 }));
             }
-            int before = acked.size();
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-            while (acked.size() < before + 5 && System.nanoTime() < deadline) { // txns flow (a busy box starts slowly)
-                Thread.sleep(5);
-            }
+            // txns flow (a busy box starts slowly)
+            io.strand.app.testing.Progress.awaitGrowth(acked::size, acked.size() + 4, java.time.Duration.ofSeconds(60));
             Thread.sleep(random.nextInt(600)); // then a random while more, and crash
             child.kill();
             running.set(false);
