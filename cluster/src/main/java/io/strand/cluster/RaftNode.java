@@ -45,6 +45,7 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
 public final class RaftNode implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("strand.cluster");
     private static final Message BARRIER = Message.valueOf("strand-read-barrier");
+    private static final long BARRIER_TRY_MS = 500;
 
     private final ClusterSpec spec;
     private final ShardEngineFactory factory;
@@ -58,6 +59,7 @@ public final class RaftNode implements AutoCloseable {
     private final ClientId adminClientId = ClientId.randomId();
     private final AtomicLong adminCallId = new AtomicLong();
     private final ShardProposer proposer;
+    private final AtomicLong barrierNudges = new AtomicLong();
 
     private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
         this.spec = spec;
@@ -176,7 +178,7 @@ public final class RaftNode implements AutoCloseable {
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
     void clientFailed(int shard, RaftClient broken) {
         if (clients.remove(shard, broken)) {
-            closeQuietly(broken);
+            CompletableFuture.runAsync(() -> closeQuietly(broken)); // closing waits for its channels: not on a callback thread
         }
     }
 
@@ -207,9 +209,15 @@ public final class RaftNode implements AutoCloseable {
 
     /**
      * Completes once this node's replica of {@code shard} has applied (and its engine shows the effects
-     * of) every entry committed before the call: a ReadIndex confirmed by the shard's leader
-     * (LINEARIZABLE), served by the local Raft server. Fails with {@code unavailable} (503, retryable)
-     * within the request timeout when no leader answers, and at once when this node holds no replica.
+     * of) every entry committed before the call. Fails with {@code unavailable} (503, retryable) within
+     * the request timeout when no leader answers, and at once when this node holds no replica.
+     *
+     * <p>How: a read-only request to the shard's leader, which confirms it still leads (ReadIndex,
+     * LINEARIZABLE: a heartbeat round acked by a majority) and, once it has applied everything up to its
+     * read index, answers the index of the last command entry it applied; this replica then waits until
+     * it has applied that entry. (Ratis can serve the ReadIndex on a follower too, but measured here a
+     * follower's ReadIndex request to a restarted leader could hang for good, so the request goes to the
+     * leader through the node's client, which reconnects.)
      */
     public CompletableFuture<Void> readBarrier(int shard) {
         spec.checkShard(shard);
@@ -219,34 +227,85 @@ public final class RaftNode implements AutoCloseable {
         }
         long deadline = System.nanoTime() + spec.requestTimeout().toNanos();
         CompletableFuture<Void> done = new CompletableFuture<>();
+        CompletableFuture.delayedExecutor(spec.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).execute(() ->
+                done.completeExceptionally(ShardProposer.unavailable(shard, "no read index within "
+                        + spec.requestTimeout().toMillis() + " ms")));
         tryBarrier(shard, deadline, done);
         return done;
     }
 
     /**
-     * One ReadIndex try; a failure (no leader known yet, leader just changed) is retried every 50 ms
-     * until the deadline, then answered {@code unavailable}.
+     * One try of at most {@link #BARRIER_TRY_MS}. A try that fails fast (no leader known yet, leader just
+     * changed) is retried after 50 ms; a try that hangs gets a no-op entry proposed to the shard before
+     * the next try: in an idle group right after a leader change Ratis 3.3.0 can leave a follower's
+     * commit index one (METADATA) entry behind, and the leader's ReadIndex waits for heartbeat acks from
+     * followers whose commit index reached the read index, so a read hangs until the next write.
      */
     private void tryBarrier(int shard, long deadline, CompletableFuture<Void> done) {
+        if (done.isDone()) {
+            return;
+        }
         long left = deadline - System.nanoTime();
-        CompletableFuture<RaftClientReply> attempt;
+        long tryMs = Math.max(1, Math.min(BARRIER_TRY_MS, left / 1_000_000));
+        CompletableFuture<Long> leaderIndex;
         RaftClient c = client(shard);
         try {
-            attempt = c.async().sendReadOnlyUnordered(BARRIER, server.getId());
+            leaderIndex = c.async().sendReadOnlyUnordered(BARRIER).thenApply(reply -> {
+                if (!reply.isSuccess()) {
+                    throw new java.util.concurrent.CompletionException(reply.getException());
+                }
+                return reply.getMessage().getContent().asReadOnlyByteBuffer().getLong();
+            });
         } catch (RuntimeException e) {
-            attempt = CompletableFuture.failedFuture(e);
+            leaderIndex = CompletableFuture.failedFuture(e);
         }
-        attempt.orTimeout(Math.max(1, left / 1_000_000), TimeUnit.MILLISECONDS).whenComplete((reply, e) -> {
-            Throwable cause = e != null ? ShardProposer.unwrap(e) : reply.isSuccess() ? null : reply.getException();
-            if (cause == null) {
-                done.complete(null);
-            } else if (deadline - System.nanoTime() > 60_000_000L && !(cause instanceof TimeoutException)) {
-                CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS).execute(() -> tryBarrier(shard, deadline, done));
-            } else {
-                done.completeExceptionally(ShardProposer.unavailable(shard, cause instanceof TimeoutException
-                        ? "no read index within " + spec.requestTimeout().toMillis() + " ms" : String.valueOf(cause)));
-            }
-        });
+        leaderIndex.thenCompose(index -> machine(shard).map(m -> m.awaitCommand(index))
+                        .orElseGet(() -> CompletableFuture.failedFuture(new IllegalStateException("replica closed"))))
+                .orTimeout(tryMs, TimeUnit.MILLISECONDS).whenComplete((v, e) -> {
+                    Throwable cause = e == null ? null : ShardProposer.unwrap(e);
+                    if (cause == null) {
+                        done.complete(null);
+                    } else if (deadline - System.nanoTime() > 60_000_000L) {
+                        if (cause instanceof TimeoutException) {
+                            nudge(shard);
+                            tryBarrier(shard, deadline, done);
+                        } else {
+                            CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS)
+                                    .execute(() -> tryBarrier(shard, deadline, done));
+                        }
+                    } else {
+                        done.completeExceptionally(ShardProposer.unavailable(shard, (cause instanceof TimeoutException
+                                ? "no read index within " + spec.requestTimeout().toMillis() + " ms" : String.valueOf(cause))
+                                + "; local replica " + describe(shard)));
+                    }
+                });
+    }
+
+    /** Proposes an entry with no command (the engine sees nothing) so the shard's commit index moves. */
+    private void nudge(int shard) {
+        barrierNudges.incrementAndGet();
+        RaftClient c = client(shard);
+        try {
+            c.async().send(Message.valueOf(ShardEntry.proposal(List.of()))).whenComplete((r, e) -> {
+                if (e != null) {
+                    clientFailed(shard, c);
+                }
+            });
+        } catch (RuntimeException e) {
+            clientFailed(shard, c);
+        }
+    }
+
+    /** No-op entries proposed by read barriers that waited too long for a ReadIndex (see {@link #tryBarrier}). */
+    public long barrierNudges() {
+        return barrierNudges.get();
+    }
+
+    private String describe(int shard) {
+        return division(shard).map(d -> d.getInfo().getCurrentRole() + " leader=" + d.getInfo().getLeaderId()
+                + " commit=" + d.getRaftLog().getLastCommittedIndex() + " applied=" + d.getInfo().getLastAppliedIndex()
+                + " sm=" + machine(shard).map(m -> m.getLastAppliedTermIndex() + " tail done=" + m.tailDone()).orElse("-"))
+                .orElse("none");
     }
 
     /** True when this node holds a live replica of {@code shard}. */
@@ -323,6 +382,34 @@ public final class RaftNode implements AutoCloseable {
         } catch (Exception e) {
             LOG.log(System.Logger.Level.DEBUG, "close failed: " + e);
         }
+    }
+
+    /**
+     * Test stand-in for kill -9: closes the Raft port (every inbound connection drops, as when the
+     * process dies) and stops every replica, all on their own threads at once. A plain {@link #close} keeps the
+     * port answering while the replicas shut down one by one; closing only the port keeps a leader's
+     * outbound heartbeats going for seconds. Neither is what peers see of a dead process.
+     */
+    void halt() {
+        List<CompletableFuture<Void>> dying = new ArrayList<>();
+        dying.add(CompletableFuture.runAsync(() -> {
+            try {
+                server.getServerRpc().close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": Raft port close failed: " + e);
+            }
+        }));
+        for (RaftGroupId gid : server.getGroupIds()) { // every replica at once, as a process dies
+            dying.add(CompletableFuture.runAsync(() -> {
+                try {
+                    server.getDivision(gid).close();
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "node " + spec.nodeId() + ": " + gid + " already gone: " + e);
+                }
+            }));
+        }
+        dying.forEach(CompletableFuture::join);
+        close();
     }
 
     /** Stops the Raft server (each replica stops after applying what it has committed) and the clients. */

@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.StateMachineException;
 
 /**
@@ -154,10 +156,16 @@ public final class ShardProposer {
             }
             RaftClient used = client;
             sent.whenComplete((reply, error) -> {
+                if (error != null && used != null) {
+                    clients.failed(shard, used);
+                }
+                if (error != null && rejectedBeforeAppend(unwrap(error)) && batch.stream().anyMatch(p -> !p.reply.isDone())) {
+                    // never in the log: the same commands may go again (in flight still counts them)
+                    List<Pending> again = batch.stream().filter(p -> !p.reply.isDone()).toList();
+                    CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS).execute(() -> send(again));
+                    return;
+                }
                 try {
-                    if (error != null && used != null) {
-                        clients.failed(shard, used);
-                    }
                     complete(batch, reply, error);
                 } finally {
                     List<List<Pending>> next;
@@ -206,6 +214,18 @@ public final class ShardProposer {
                 p.reply.completeExceptionally(e);
             }
         }
+    }
+
+    /**
+     * Answers a leader gives in its admission check, before it appends a request to its log (it is
+     * stepping down, e.g. handing leadership to a higher-priority replica, or not ready yet): the request
+     * is in no log, so it may go again as a new request. Ratis's client hands a stepping-down leader's
+     * answer back to the caller instead of retrying. Not {@code NotLeaderException}: a deposed leader
+     * also sends it for requests it had already appended, which may still commit; Ratis's client retries
+     * those itself under the same call id, which the new leader's retry cache answers once.
+     */
+    static boolean rejectedBeforeAppend(Throwable t) {
+        return t instanceof LeaderSteppingDownException || t instanceof LeaderNotReadyException;
     }
 
     static Throwable unwrap(Throwable t) {
