@@ -1,7 +1,5 @@
 package io.strand.cluster;
 
-import io.strand.core.ErrorCode;
-import io.strand.core.StrandException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,14 +10,13 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -44,8 +41,6 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
  */
 public final class RaftNode implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("strand.cluster");
-    private static final Message BARRIER = Message.valueOf("strand-read-barrier");
-    private static final long BARRIER_TRY_MS = 500;
 
     private final ClusterSpec spec;
     private final ShardEngineFactory factory;
@@ -59,7 +54,9 @@ public final class RaftNode implements AutoCloseable {
     private final ClientId adminClientId = ClientId.randomId();
     private final AtomicLong adminCallId = new AtomicLong();
     private final ShardProposer proposer;
-    private final AtomicLong barrierNudges = new AtomicLong();
+    private final ReadBarrier readBarrier;
+    /** Deadlines and retries of proposals and read barriers, on one daemon thread of this node. */
+    private final ScheduledExecutorService timers;
 
     private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
         this.spec = spec;
@@ -68,12 +65,18 @@ public final class RaftNode implements AutoCloseable {
             shardOfGroup.put(ClusterSpec.groupId(k), k);
         }
         this.clientProperties = RatisConfig.client(spec);
+        this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "strand-cluster-timer-" + spec.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
         this.server = RaftServer.newBuilder()
                 .setServerId(RaftPeerId.valueOf(spec.nodeId()))
                 .setProperties(RatisConfig.server(spec))
                 .setStateMachineRegistry(this::newStateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
+        this.readBarrier = new ReadBarrier(this, timers);
         this.proposer = new ShardProposer(spec.shards(), new ShardProposer.Clients() {
             @Override
             public RaftClient get(int shard) {
@@ -84,7 +87,7 @@ public final class RaftNode implements AutoCloseable {
             public void failed(int shard, RaftClient client) {
                 clientFailed(shard, client);
             }
-        }, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT);
+        }, timers, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT);
     }
 
     /** Starts the Raft server and creates the shard groups this node should have and storage lacks. */
@@ -124,13 +127,43 @@ public final class RaftNode implements AutoCloseable {
             if (!present.contains(group.getGroupId())) {
                 LOG.log(System.Logger.Level.INFO, "node " + spec.nodeId() + ": creating shard " + k + " replica "
                         + group.getPeers());
-                RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(adminClientId,
-                        server.getId(), adminCallId.incrementAndGet(), group, true));
-                if (!reply.isSuccess()) {
-                    throw new IOException("node " + spec.nodeId() + " could not create shard " + k + ": " + reply.getException());
-                }
+                addGroup(k, group);
             }
         }
+    }
+
+    /**
+     * Adds a group to the running server. Retried: when the node rejoins with an emptied data directory
+     * the shard's leader contacts the new replica at once, and Ratis 3.3.0 can lose the race between
+     * starting the division and the leader's first request ({@code IllegalStateException: previous !=
+     * null} in {@code RoleInfo.startFollowerState}); the add then fails and a second one succeeds.
+     */
+    private void addGroup(int k, RaftGroup group) throws IOException {
+        IOException last = null;
+        for (int attempt = 1; attempt <= 5; attempt++) {
+            try {
+                RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(adminClientId,
+                        server.getId(), adminCallId.incrementAndGet(), group, true));
+                if (reply.isSuccess()) {
+                    return;
+                }
+                last = new IOException(String.valueOf(reply.getException()));
+            } catch (IOException e) {
+                last = e;
+            }
+            if (division(k).map(d -> d.getInfo().isAlive()).orElse(false)) {
+                return; // added after all (the failure came after the division started)
+            }
+            LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": creating shard " + k + " failed (try "
+                    + attempt + " of 5), retrying: " + last);
+            try {
+                Thread.sleep(200L * attempt); // back-off between tries of a start-up step
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while creating shard " + k, e);
+            }
+        }
+        throw new IOException("node " + spec.nodeId() + " could not create shard " + k, last);
     }
 
     /** Shard {@code k}'s group as placement gives it: preferred leader first with a higher priority. */
@@ -178,7 +211,7 @@ public final class RaftNode implements AutoCloseable {
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
     void clientFailed(int shard, RaftClient broken) {
         if (clients.remove(shard, broken)) {
-            CompletableFuture.runAsync(() -> closeQuietly(broken)); // closing waits for its channels: not on a callback thread
+            Thread.ofVirtual().name("strand-client-close").start(() -> closeQuietly(broken)); // waits for its channels
         }
     }
 
@@ -209,103 +242,17 @@ public final class RaftNode implements AutoCloseable {
 
     /**
      * Completes once this node's replica of {@code shard} has applied (and its engine shows the effects
-     * of) every entry committed before the call. Fails with {@code unavailable} (503, retryable) within
-     * the request timeout when no leader answers, and at once when this node holds no replica.
-     *
-     * <p>How: a read-only request to the shard's leader, which confirms it still leads (ReadIndex,
-     * LINEARIZABLE: a heartbeat round acked by a majority) and, once it has applied everything up to its
-     * read index, answers the index of the last command entry it applied; this replica then waits until
-     * it has applied that entry. (Ratis can serve the ReadIndex on a follower too, but measured here a
-     * follower's ReadIndex request to a restarted leader could hang for good, so the request goes to the
-     * leader through the node's client, which reconnects.)
+     * of) every entry committed before the call; {@code unavailable} (503, retryable) within the request
+     * timeout when no leader answers, and a failure at once when this node holds no replica. See
+     * {@link ReadBarrier}.
      */
     public CompletableFuture<Void> readBarrier(int shard) {
-        spec.checkShard(shard);
-        if (!hosts(shard)) {
-            return CompletableFuture.failedFuture(new StrandException(ErrorCode.INTERNAL, "node " + spec.nodeId()
-                    + " holds no replica of shard " + shard + "; read it on one of " + ids(peersOf(shard))));
-        }
-        long deadline = System.nanoTime() + spec.requestTimeout().toNanos();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        CompletableFuture.delayedExecutor(spec.requestTimeout().toMillis(), TimeUnit.MILLISECONDS).execute(() ->
-                done.completeExceptionally(ShardProposer.unavailable(shard, "no read index within "
-                        + spec.requestTimeout().toMillis() + " ms")));
-        tryBarrier(shard, deadline, done);
-        return done;
+        return readBarrier.await(shard);
     }
 
-    /**
-     * One try of at most {@link #BARRIER_TRY_MS}. A try that fails fast (no leader known yet, leader just
-     * changed) is retried after 50 ms; a try that hangs gets a no-op entry proposed to the shard before
-     * the next try: in an idle group right after a leader change Ratis 3.3.0 can leave a follower's
-     * commit index one (METADATA) entry behind, and the leader's ReadIndex waits for heartbeat acks from
-     * followers whose commit index reached the read index, so a read hangs until the next write.
-     */
-    private void tryBarrier(int shard, long deadline, CompletableFuture<Void> done) {
-        if (done.isDone()) {
-            return;
-        }
-        long left = deadline - System.nanoTime();
-        long tryMs = Math.max(1, Math.min(BARRIER_TRY_MS, left / 1_000_000));
-        CompletableFuture<Long> leaderIndex;
-        RaftClient c = client(shard);
-        try {
-            leaderIndex = c.async().sendReadOnlyUnordered(BARRIER).thenApply(reply -> {
-                if (!reply.isSuccess()) {
-                    throw new java.util.concurrent.CompletionException(reply.getException());
-                }
-                return reply.getMessage().getContent().asReadOnlyByteBuffer().getLong();
-            });
-        } catch (RuntimeException e) {
-            leaderIndex = CompletableFuture.failedFuture(e);
-        }
-        leaderIndex.thenCompose(index -> machine(shard).map(m -> m.awaitCommand(index))
-                        .orElseGet(() -> CompletableFuture.failedFuture(new IllegalStateException("replica closed"))))
-                .orTimeout(tryMs, TimeUnit.MILLISECONDS).whenComplete((v, e) -> {
-                    Throwable cause = e == null ? null : ShardProposer.unwrap(e);
-                    if (cause == null) {
-                        done.complete(null);
-                    } else if (deadline - System.nanoTime() > 60_000_000L) {
-                        if (cause instanceof TimeoutException) {
-                            nudge(shard);
-                            tryBarrier(shard, deadline, done);
-                        } else {
-                            CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS)
-                                    .execute(() -> tryBarrier(shard, deadline, done));
-                        }
-                    } else {
-                        done.completeExceptionally(ShardProposer.unavailable(shard, (cause instanceof TimeoutException
-                                ? "no read index within " + spec.requestTimeout().toMillis() + " ms" : String.valueOf(cause))
-                                + "; local replica " + describe(shard)));
-                    }
-                });
-    }
-
-    /** Proposes an entry with no command (the engine sees nothing) so the shard's commit index moves. */
-    private void nudge(int shard) {
-        barrierNudges.incrementAndGet();
-        RaftClient c = client(shard);
-        try {
-            c.async().send(Message.valueOf(ShardEntry.proposal(List.of()))).whenComplete((r, e) -> {
-                if (e != null) {
-                    clientFailed(shard, c);
-                }
-            });
-        } catch (RuntimeException e) {
-            clientFailed(shard, c);
-        }
-    }
-
-    /** No-op entries proposed by read barriers that waited too long for a ReadIndex (see {@link #tryBarrier}). */
+    /** No-op entries proposed by read barriers that waited too long for a ReadIndex (see {@link ReadBarrier}). */
     public long barrierNudges() {
-        return barrierNudges.get();
-    }
-
-    private String describe(int shard) {
-        return division(shard).map(d -> d.getInfo().getCurrentRole() + " leader=" + d.getInfo().getLeaderId()
-                + " commit=" + d.getRaftLog().getLastCommittedIndex() + " applied=" + d.getInfo().getLastAppliedIndex()
-                + " sm=" + machine(shard).map(m -> m.getLastAppliedTermIndex() + " tail done=" + m.tailDone()).orElse("-"))
-                .orElse("none");
+        return readBarrier.nudges();
     }
 
     /** True when this node holds a live replica of {@code shard}. */
@@ -392,13 +339,14 @@ public final class RaftNode implements AutoCloseable {
      */
     void halt() {
         List<CompletableFuture<Void>> dying = new ArrayList<>();
+        java.util.concurrent.Executor threads = r -> Thread.ofVirtual().start(r);
         dying.add(CompletableFuture.runAsync(() -> {
             try {
                 server.getServerRpc().close();
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": Raft port close failed: " + e);
             }
-        }));
+        }, threads));
         for (RaftGroupId gid : server.getGroupIds()) { // every replica at once, as a process dies
             dying.add(CompletableFuture.runAsync(() -> {
                 try {
@@ -406,7 +354,7 @@ public final class RaftNode implements AutoCloseable {
                 } catch (IOException e) {
                     LOG.log(System.Logger.Level.DEBUG, "node " + spec.nodeId() + ": " + gid + " already gone: " + e);
                 }
-            }));
+            }, threads));
         }
         dying.forEach(CompletableFuture::join);
         close();
@@ -415,6 +363,7 @@ public final class RaftNode implements AutoCloseable {
     /** Stops the Raft server (each replica stops after applying what it has committed) and the clients. */
     @Override
     public void close() {
+        timers.shutdownNow();
         clients.values().forEach(RaftNode::closeQuietly);
         clients.clear();
         try {

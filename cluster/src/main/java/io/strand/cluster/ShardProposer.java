@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
@@ -26,7 +27,8 @@ import org.apache.ratis.protocol.exceptions.StateMachineException;
  * completes with its own reply. Thread-safe: each shard's queue is guarded by its lane's monitor; Raft
  * sends and completions happen outside it.
  *
- * <p>Every submit completes within the spec's request timeout: with a reply once its entry is
+ * <p>Futures may complete on the node's timer thread or a Ratis thread: callers must not block in
+ * their dependent actions. Every submit completes within the spec's request timeout: with a reply once its entry is
  * committed and applied by the leader, or with {@link StrandException} {@code unavailable} (503,
  * {@code "retryable":true}) when no leader could commit it in time (for example a majority of the
  * shard's replicas is down). A write that timed out may still commit later: retry it with an idempotent
@@ -38,6 +40,8 @@ public final class ShardProposer {
     public static final int DEFAULT_MAX_IN_FLIGHT = 4;
 
     private final Clients clients;
+    /** The node's timer thread: deadlines and resends (not the common pool, which blocking work can starve). */
+    private final ScheduledExecutorService timers;
     private final Duration timeout;
     private final int maxInFlight;
     private final Lane[] lanes;
@@ -55,8 +59,9 @@ public final class ShardProposer {
         void failed(int shard, RaftClient client);
     }
 
-    ShardProposer(int shards, Clients clients, Duration timeout, int maxInFlight) {
+    ShardProposer(int shards, Clients clients, ScheduledExecutorService timers, Duration timeout, int maxInFlight) {
         this.clients = clients;
+        this.timers = timers;
         this.timeout = timeout;
         this.maxInFlight = maxInFlight;
         this.lanes = new Lane[shards];
@@ -75,8 +80,8 @@ public final class ShardProposer {
                     + ShardEntry.MAX_BYTES + " bytes, not " + command.length));
         }
         Pending p = new Pending(command, new CompletableFuture<>());
-        CompletableFuture.delayedExecutor(timeout.toMillis(), TimeUnit.MILLISECONDS).execute(() ->
-                p.reply.completeExceptionally(unavailable(shard, "no commit within " + timeout.toMillis() + " ms")));
+        timers.schedule(() -> p.reply.completeExceptionally(unavailable(shard, "no commit within "
+                + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
         lanes[shard].enqueue(p);
         return p.reply;
     }
@@ -162,7 +167,7 @@ public final class ShardProposer {
                 if (error != null && rejectedBeforeAppend(unwrap(error)) && batch.stream().anyMatch(p -> !p.reply.isDone())) {
                     // never in the log: the same commands may go again (in flight still counts them)
                     List<Pending> again = batch.stream().filter(p -> !p.reply.isDone()).toList();
-                    CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS).execute(() -> send(again));
+                    timers.schedule(() -> send(again), 50, TimeUnit.MILLISECONDS);
                     return;
                 }
                 try {

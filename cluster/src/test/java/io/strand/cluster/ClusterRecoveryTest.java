@@ -68,7 +68,7 @@ class ClusterRecoveryTest {
         writeRounds(cluster.node("n1"), "warm", 10, 16);
         cluster.kill("n3");
         cluster.wipe("n3");
-        writeRounds(cluster.node("n1"), "while-away", 30, 8_000); // 240 KB per shard: segments roll and get purged
+        writeRounds(cluster.node("n1"), "while-away", 30, 4_000); // 120 KB per shard: segments roll and get purged
         for (int k = 0; k < SHARDS; k++) {
             int shard = k;
             String leader = cluster.leaderOf(k, WAIT);

@@ -95,7 +95,7 @@ final class TestCluster implements AutoCloseable {
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
-                }));
+                }, r -> Thread.ofPlatform().daemon().start(r)));
             }
             starting.forEach(java.util.concurrent.CompletableFuture::join);
             for (int k = 0; k < shards; k++) { // ready: every shard has a leader
@@ -156,7 +156,7 @@ final class TestCluster implements AutoCloseable {
     void kill(String id) {
         RaftNode n = running.remove(id);
         if (n != null) {
-            dying.put(id, java.util.concurrent.CompletableFuture.runAsync(n::halt));
+            dying.put(id, java.util.concurrent.CompletableFuture.runAsync(n::halt, r -> Thread.ofPlatform().daemon().start(r)));
         }
     }
 
