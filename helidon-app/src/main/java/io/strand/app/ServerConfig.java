@@ -226,6 +226,11 @@ public record ServerConfig(
     }
 
     public LogConfig logConfig() {
-        return LogConfig.defaults(dataDir, durability).withHot(hot).withRollCycle(LogConfig.rollCycleNamed(hotRollCycle));
+        return logConfig(dataDir, durability);
+    }
+
+    /** The log settings for a store set over {@code dir} in {@code mode} (a cluster's shard replicas use their own). */
+    public LogConfig logConfig(Path dir, Durability mode) {
+        return LogConfig.defaults(dir, mode).withHot(hot).withRollCycle(LogConfig.rollCycleNamed(hotRollCycle));
     }
 }

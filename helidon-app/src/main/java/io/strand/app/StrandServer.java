@@ -27,9 +27,11 @@ import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
 import io.strand.app.http.TxnHttp;
-import io.strand.core.TxnIntents;
+import io.strand.app.stores.Placement;
+import io.strand.app.stores.SingleNode;
+import io.strand.app.stores.Stores;
+import io.strand.app.stores.WritePath;
 import io.strand.docstore.DocStore;
-import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
 import io.strand.app.http.RetentionHttp;
 import io.strand.app.http.WorkspacesHttp;
@@ -43,7 +45,6 @@ import io.strand.app.ws.SocketEndpoint;
 import io.strand.core.DiskSpace;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
-import io.strand.core.WriteAheadLog;
 import io.strand.logtier.LogStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -63,13 +64,13 @@ public final class StrandServer implements AutoCloseable {
     private final Writers writers;
     /** The data directory's free-space guard: every store claims from it before writing. */
     private final DiskSpace disk;
+    /** Where each workspace's stores are and how writes reach them. */
+    private final Placement placement;
+    /** Single node: the one store set's parts (the cold tier, retention and Durable Streams use them). */
     private final LogStore logs;
     private final DocStore docs;
-    private final DocApi docApi;
     private final DsRegistry dsRegistry;
     private final DsHttp dsHttp;
-    private final TxnIntents txnIntents;
-    private final TxnApi txnApi;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
@@ -113,20 +114,15 @@ public final class StrandServer implements AutoCloseable {
         this.recovering = recovering;
         this.config = config;
         this.authenticator = authenticator;
-        try {
-            Files.createDirectories(config.dataDir());
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e.getMessage(), e);
-        }
-        this.disk = freeSpace == null ? DiskSpace.of(config.dataDir(), config.minFreeDisk())
-                : new DiskSpace(config.dataDir(), config.minFreeDisk(), DiskSpace.DEFAULT_REFRESH, freeSpace);
-        this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096,
-                new WriteAheadLog(config.dataDir().resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, config.walCheckpointRecords(), disk),
-                metrics::syncNanos);
-        this.logs = new LogStore(config.logConfig(), writers, disk);
+        Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
+        this.placement = new SingleNode(home);
+        this.writers = home.writers();
+        this.disk = home.disk();
+        this.logs = home.logs();
+        this.docs = home.docs();
         this.coldTier = openColdTier(config);
         logs.enableColdTier(coldTier);
-        metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
+        metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
         metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
         metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
@@ -134,18 +130,13 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
         metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
         metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
-        this.audit = new AuditLog(logs);
+        this.audit = new AuditLog(placement);
         this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
         this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
-        this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
-                .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers, disk);
-        long replayStart = System.nanoTime();
-        long replayed = writers.recover(); // both stores registered their replayers; nothing is served before this
-        long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
+        long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();
+        long replayMillis = placement.all().stream().mapToLong(Stores::replayMillis).sum();
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
         metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
-        this.txnIntents = new TxnIntents(config.dataDir().resolve("txn"));
-        txnIntents.recover(writers); // after the write-ahead replay: a txn in flight at the crash came after its records
         // after the replay: the worker's first pass finishes trims a crash interrupted
         this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
                 io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
@@ -155,14 +146,13 @@ public final class StrandServer implements AutoCloseable {
         metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
         metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
                 retention.coldSegmentsDeleted::get);
-        this.docApi = new DocApi(docs, metrics);
-        this.txnApi = new TxnApi(writers, logs, docs, txnIntents);
-        metrics.gauge("strand.docs", "Docs stored", docs::size);
+        metrics.gauge("strand.docs", "Docs stored", () -> placement.all().stream().mapToLong(st -> st.docs().size()).sum());
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
                 () -> docs.config().maxEntries());
+        WritePath writes = placement.writes();
         SocketEndpoint.DocOps docOps = (op, ws, frame, who) -> {
             if (op.equals("txn")) {
-                return txnApi.call(ws, frame, who).thenApply(o -> o);
+                return writes.txn(ws, frame, who).thenApply(o -> o);
             }
             if (!op.startsWith("doc.")) {
                 throw new io.strand.core.StrandException(io.strand.core.ErrorCode.UNKNOWN_OP,
@@ -172,9 +162,9 @@ public final class StrandServer implements AutoCloseable {
             if (name == null || !name.isTextual()) {
                 throw io.strand.core.StrandException.badRequest("'doc' is required");
             }
-            return docApi.call(op.substring(4), ws, name.asText(), frame, who).thenApply(o -> o);
+            return writes.doc(op.substring(4), ws, name.asText(), frame, who).thenApply(o -> o);
         };
-        SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(logs, docOps, authenticator, metrics,
+        SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
                 new ConcurrentHashMap<>());
         this.sockets = socketContext.sockets();
@@ -298,12 +288,12 @@ public final class StrandServer implements AutoCloseable {
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
                 .addFilter(new AuthFilter(s.authenticator))
                 .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
-                .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
-                .register("/v1", routes.recording("/v1", new TxnHttp(s.txnApi, io)))
-                .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
+                .register("/v1", routes.recording("/v1", new DocsHttp(s.placement, io)))
+                .register("/v1", routes.recording("/v1", new TxnHttp(s.placement.writes(), io)))
+                .register("/v1", routes.recording("/v1", new LogsHttp(s.placement, io, s.metrics, s.audit,
                         s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
-                .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.logs, s.docs)))
+                .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 // the web console: static files from the jar, no token needed to load them (the page asks for one)
@@ -353,10 +343,7 @@ public final class StrandServer implements AutoCloseable {
         guard.close();
         dsHttp.close();
         retention.close();
-        writers.close();
-        txnIntents.close();
-        logs.close();
-        docs.close();
+        placement.close();
         try {
             coldTier.close();
         } catch (Exception e) {
