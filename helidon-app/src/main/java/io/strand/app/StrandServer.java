@@ -27,6 +27,7 @@ import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
 import io.strand.app.http.TxnHttp;
+import io.strand.app.cluster.ClusterPlacement;
 import io.strand.app.stores.Placement;
 import io.strand.app.stores.SingleNode;
 import io.strand.app.stores.Stores;
@@ -66,6 +67,8 @@ public final class StrandServer implements AutoCloseable {
     private final DiskSpace disk;
     /** Where each workspace's stores are and how writes reach them. */
     private final Placement placement;
+    /** Cluster mode only (null on a single node). */
+    private final ClusterPlacement cluster;
     /** Single node: the one store set's parts (the cold tier, retention and Durable Streams use them). */
     private final LogStore logs;
     private final DocStore docs;
@@ -114,41 +117,49 @@ public final class StrandServer implements AutoCloseable {
         this.recovering = recovering;
         this.config = config;
         this.authenticator = authenticator;
-        Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
-        this.placement = new SingleNode(home);
-        this.writers = home.writers();
-        this.disk = home.disk();
-        this.logs = home.logs();
-        this.docs = home.docs();
-        this.coldTier = openColdTier(config);
-        logs.enableColdTier(coldTier);
+        if (config.cluster() != null) {
+            // a cluster: one store set per shard replica; the cold tier, retention and Durable Streams are single-node
+            // features for now (they keep node-local state that is not replicated), so their routes answer 501
+            ClusterPlacement cluster = ClusterPlacement.start(config, metrics);
+            this.placement = cluster;
+            this.cluster = cluster;
+            this.writers = null;
+            this.disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
+            this.logs = null;
+            this.docs = null;
+            this.coldTier = null;
+            this.dsRegistry = null;
+            this.dsHttp = null;
+            this.retention = null;
+            System.getLogger("strand").log(System.Logger.Level.INFO, "cluster node " + config.cluster().nodeId() + ": "
+                    + config.cluster().shards() + " shards over " + config.cluster().members()
+                    + "; no cold tier in cluster mode yet, so logs stay hot");
+        } else {
+            Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
+            this.placement = new SingleNode(home);
+            this.cluster = null;
+            this.writers = home.writers();
+            this.disk = home.disk();
+            this.logs = home.logs();
+            this.docs = home.docs();
+            this.coldTier = openColdTier(config);
+            logs.enableColdTier(coldTier);
+            this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
+            this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
+            // after the replay: the worker's first pass finishes trims a crash interrupted
+            this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
+                    io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+            singleNodeMetrics();
+        }
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
-        metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
-        metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
-        metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
-                () -> coldStat("rollFailures"));
-        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
-        metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
-        metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
         this.audit = new AuditLog(placement);
-        this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
-        this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
         long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();
         long replayMillis = placement.all().stream().mapToLong(Stores::replayMillis).sum();
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
         metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
-        // after the replay: the worker's first pass finishes trims a crash interrupted
-        this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
-                io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
-        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
-        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
-        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
-        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
-        metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
-                retention.coldSegmentsDeleted::get);
         metrics.gauge("strand.docs", "Docs stored", () -> placement.all().stream().mapToLong(st -> st.docs().size()).sum());
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
-                () -> docs.config().maxEntries());
+                () -> placement.all().stream().mapToLong(st -> st.docs().config().maxEntries()).sum());
         WritePath writes = placement.writes();
         SocketEndpoint.DocOps docOps = (op, ws, frame, who) -> {
             if (op.equals("txn")) {
@@ -203,12 +214,28 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(writers, disk, replayed, replayMillis), MetricsObserver.builder()
+                .addFeature(ObserveFeature.just(health(placement, disk, replayed, replayMillis), MetricsObserver.builder()
                         .metricsConfig(StrandMetrics.metricsConfig()).build()))
                 .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
+    }
+
+    private void singleNodeMetrics() {
+        metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
+        metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
+        metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
+                () -> coldStat("rollFailures"));
+        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
+        metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
+        metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
+        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
+        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
+        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
+        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
+        metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
+                retention.coldSegmentsDeleted::get);
     }
 
     /**
@@ -233,7 +260,7 @@ public final class StrandServer implements AutoCloseable {
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
      * turns UP again by itself once space is freed.
      */
-    private static HealthObserver health(Writers writers, DiskSpace disk, long replayed, long replayMillis) {
+    private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis) {
         return HealthObserver.builder()
                 .details(true)
                 .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
@@ -257,7 +284,8 @@ public final class StrandServer implements AutoCloseable {
                         .detail("replayedRecords", replayed).detail("replayMillis", replayMillis).build(),
                         io.helidon.health.HealthCheckType.READINESS, "recovery")
                 .addCheck(() -> {
-                    java.util.Optional<String> failure = writers.failure();
+                    java.util.Optional<String> failure = placement.all().stream().map(st -> st.writers().failure())
+                            .flatMap(java.util.Optional::stream).findFirst();
                     var response = io.helidon.health.HealthCheckResponse.builder().status(failure.isEmpty());
                     failure.ifPresent(f -> response.detail("failure", f));
                     return response.build();
@@ -287,20 +315,27 @@ public final class StrandServer implements AutoCloseable {
         AllowedMethods routes = s.routes;
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
                 .addFilter(new AuthFilter(s.authenticator))
-                .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.placement, io)))
                 .register("/v1", routes.recording("/v1", new TxnHttp(s.placement.writes(), io)))
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.placement, io, s.metrics, s.audit,
-                        s.dsRegistry::annotate)))
-                .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
+                        s.dsRegistry == null ? (ws, log, info) -> { } : s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
-                .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
+                .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)));
+        if (s.cluster == null) {
+            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
+                    .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
+                    .any("/ds/*", s.dsHttp);
+        } else {
+            routing.register("/v1", routes.recording("/v1", new io.strand.app.cluster.ClusterHttp(s.cluster, io, s.audit, s::url)))
+                    .register("/v1", routes.recording("/v1", new io.strand.app.cluster.SingleNodeOnly()))
+                    .any("/ds/*", io.strand.app.cluster.SingleNodeOnly::refuse);
+        }
+        routing
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 // the web console: static files from the jar, no token needed to load them (the page asks for one)
                 .register("/console", StaticContentService.builder("console")
                         .welcomeFileName("index.html").build())
                 .get("/openapi", new io.strand.app.http.OpenApiHttp())
-                .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
                         unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
                 .error(NotFoundException.class, (req, res, t) -> HttpIo.error(res, unrouted(req.path().rawPath(),
@@ -341,11 +376,15 @@ public final class StrandServer implements AutoCloseable {
         sockets.close();
         server.stop();
         guard.close();
-        dsHttp.close();
-        retention.close();
+        if (dsHttp != null) {
+            dsHttp.close();
+            retention.close();
+        }
         placement.close();
         try {
-            coldTier.close();
+            if (coldTier != null) {
+                coldTier.close();
+            }
         } catch (Exception e) {
             System.getLogger("strand").log(System.Logger.Level.WARNING, "closing the cold store: " + e.getMessage());
         }
