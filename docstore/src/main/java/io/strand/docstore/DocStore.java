@@ -21,20 +21,13 @@ import java.util.concurrent.CompletableFuture;
  * its workspace's writer thread ({@link Writers}, owner = workspace name), so each doc has exactly one writer at a
  * time. Docs: small JSON objects with single-writer, atomic updates (SPEC §5, §6).
  *
- * <p>This class is the public API and the wiring; the work is done by one class per role:
- * <ul>
- *   <li>{@link DocRecovery} opens the store: lock, map view (clean, recovered or rebuilt), journal replay.</li>
- *   <li>{@link TurnSubmitter} hands each op's turn to its writer and refuses new ones at close.</li>
- *   <li>{@link DocWriter} is the writer side of a turn: it reads the doc through the {@link DocOverlay} of
- *       changes not yet published, applies the change, checks limits and {@link DocCapacity}, appends the whole
- *       new value to the thread's {@link JournalLanes journal lane} and logs it ahead in the group.</li>
- *   <li>{@link DocPublisher} writes a change into the {@link DocView} and {@link DocIndex} once its group is
- *       durable; then the op's future completes. Readers therefore never see a change that is not durable, and a
- *       later turn in the same batch sees earlier turns' results through the overlay.</li>
- *   <li>{@link DocCheckpointer} records how far the map reflects the journal, writes snapshots and deletes the
- *       journal cycles a snapshot covers, on its agent {@code docstore-checkpointer}.</li>
- * </ul>
- * Names are validated once, into a {@link DocId}; paths are parsed once, into the ops' {@link DocPath}s.
+ * <p>This class is the public API and the wiring; one class per role does the work: {@link DocRecovery} opens the
+ * store, {@link TurnSubmitter} hands each op's turn to its writer, {@link DocWriter} runs the turn (through the
+ * {@link DocOverlay} of unpublished changes, {@link DocCapacity} and the thread's {@link JournalLanes journal
+ * lane}), {@link DocPublisher} shows a change to readers once its group is durable, and {@link DocCheckpointer}
+ * bounds replay and journal size in the background. Readers therefore never see a change that is not durable,
+ * and a later turn in the same batch sees earlier turns' results. Names are validated once, into a
+ * {@link DocId}; paths are parsed once, into the ops' {@link DocPath}s.
  *
  * <p>Close this store after the {@link Writers} have stopped submitting doc turns; {@link #close()} waits for
  * turns it submitted and then writes the clean-shutdown marker.
@@ -325,22 +318,12 @@ public final class DocStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- checkpoints, tools
 
-    /**
-     * Fsyncs the map view and records how far it reflects the journal ({@link DocCheckpointer}). Any thread;
-     * runs periodically on {@code docstore-checkpointer}.
-     *
-     * @return the journal index recorded
-     */
+    /** Records how far the fsynced map reflects the journal now ({@link DocCheckpointer}); returns that index. */
     public long checkpointNow() throws IOException {
         return checkpointer.checkpointNow();
     }
 
-    /**
-     * Writes a snapshot of every doc, then deletes the journal cycles it covers ({@link DocCheckpointer}). Any
-     * thread; runs on {@code docstore-checkpointer} every {@link DocStoreConfig#snapshotEveryRecords()} records.
-     *
-     * @return the number of journal cycle files deleted
-     */
+    /** Snapshots every doc now, then deletes the journal cycles it covers; returns how many cycle files. */
     public int snapshotNow() throws IOException {
         return checkpointer.snapshotNow();
     }
