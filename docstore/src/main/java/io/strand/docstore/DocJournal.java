@@ -1,7 +1,5 @@
 package io.strand.docstore;
 
-import io.strand.core.DurableFiles;
-
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.io.File;
