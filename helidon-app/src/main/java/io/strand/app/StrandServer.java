@@ -173,7 +173,7 @@ public final class StrandServer implements AutoCloseable {
             if (name == null || !name.isTextual()) {
                 throw io.strand.core.StrandException.badRequest("'doc' is required");
             }
-            return writes.doc(op.substring(4), ws, name.asText(), frame, who).thenApply(o -> o);
+            return writes.doc(op.substring(4), io.strand.docstore.DocId.of(ws, name.asText()), frame).thenApply(o -> o); // scope checked by the socket
         };
         SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),

@@ -7,6 +7,7 @@ import io.strand.app.auth.Scope;
 import io.strand.app.stores.Placement;
 import io.strand.app.stores.WritePath;
 import io.strand.core.Names;
+import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
 import java.util.concurrent.CompletableFuture;
@@ -44,15 +45,12 @@ final class ReplicatedWrites implements WritePath {
     }
 
     @Override
-    public CompletableFuture<ObjectNode> doc(String op, String ws, String doc, JsonNode body, Principal who) {
+    public CompletableFuture<ObjectNode> doc(String op, DocId id, JsonNode body) {
         if ("get".equals(op)) {
-            placement.awaitCaughtUp(ws);
-            return placement.local(ws).docApi().call(op, ws, doc, body, who);
+            placement.awaitCaughtUp(id.ws());
+            return placement.local(id.ws()).docApi().call(op, id, body);
         }
-        Names.workspace(ws);
-        Names.object("doc", doc);
-        who.require(ws, Scope.RW);
-        return submit(ws, ShardCommands.doc(op, ws, doc, body)).thenApply(r -> quorum(ShardCommands.readJson(r)));
+        return submit(id.ws(), ShardCommands.doc(op, id.ws(), id.doc(), body)).thenApply(r -> quorum(ShardCommands.readJson(r)));
     }
 
     @Override

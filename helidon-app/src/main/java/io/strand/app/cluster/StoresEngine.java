@@ -50,7 +50,7 @@ final class StoresEngine implements ShardEngine {
             reply = switch (c.type()) {
                 case ShardCommands.APPEND -> writes.append(c.ws(), c.name(), c.append().stampedAt(stampedAtMillis))
                         .thenApply(ShardCommands::appendReply);
-                case ShardCommands.DOC -> writes.doc(c.op(), c.ws(), c.name(), c.body(), Principal.ROOT).thenApply(ShardCommands::jsonReply);
+                case ShardCommands.DOC -> writes.doc(c.op(), io.strand.docstore.DocId.of(c.ws(), c.name()), c.body()).thenApply(ShardCommands::jsonReply);
                 case ShardCommands.TXN -> writes.txn(c.ws(), c.body(), Principal.ROOT).thenApply(ShardCommands::jsonReply);
                 case ShardCommands.DELETE_LOG -> writes.deleteLog(c.ws(), c.name()).thenApply(ShardCommands::booleanReply);
                 default -> throw new IllegalStateException("unknown command type " + c.type());

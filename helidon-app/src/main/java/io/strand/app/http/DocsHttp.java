@@ -11,10 +11,10 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.stores.Placement;
 import io.strand.app.LogRequests;
-import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.core.Json;
 import io.strand.core.Names;
+import io.strand.docstore.DocId;
 import io.strand.docstore.DocOps;
 import io.strand.docstore.DocPage;
 
@@ -40,28 +40,26 @@ public final class DocsHttp implements HttpService {
     }
 
     private void run(String op, ServerRequest req, ServerResponse res, boolean hasBody) {
-        String ws = Names.workspace(path(req, "ws"));
-        String doc = Names.object("doc", path(req, "doc"));
-        Principal who = principal(req, ws, "get".equals(op) ? Scope.READ : Scope.RW);
-        ObjectNode reply = placement.writes().doc(op, ws, doc, hasBody ? io.json(req) : null, who).join();
+        DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
+        require(req, id.ws(), "get".equals(op) ? Scope.READ : Scope.RW);
+        ObjectNode reply = placement.writes().doc(op, id, hasBody ? io.json(req) : null).join();
         HttpIo.ok(res, reply);
     }
 
     private void delete(ServerRequest req, ServerResponse res) {
-        String ws = Names.workspace(path(req, "ws"));
-        String doc = Names.object("doc", path(req, "doc"));
-        Principal who = principal(req, ws, Scope.RW);
+        DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
+        require(req, id.ws(), Scope.RW);
         ObjectNode body = Json.MAPPER.createObjectNode();
         String expect = param(req, "expectVersion");
         if (expect != null) {
             body.put("expectVersion", DocOps.expectVersion(expect));
         }
-        HttpIo.ok(res, placement.writes().doc("delete", ws, doc, body, who).join());
+        HttpIo.ok(res, placement.writes().doc("delete", id, body).join());
     }
 
     private void list(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
-        principal(req, ws, Scope.READ);
+        require(req, ws, Scope.READ);
         int limit = LogRequests.limit(param(req, "limit"));
         placement.awaitCaughtUp(ws);
         DocPage page = placement.local(ws).docs().list(ws, param(req, "after"), limit);
@@ -71,9 +69,5 @@ public final class DocsHttp implements HttpService {
             body.put("after", page.next());
         }
         HttpIo.ok(res, body);
-    }
-
-    private static Principal principal(ServerRequest req, String ws, Scope scope) {
-        return require(req, ws, scope);
     }
 }

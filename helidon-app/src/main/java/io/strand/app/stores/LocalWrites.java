@@ -3,6 +3,7 @@ package io.strand.app.stores;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.app.auth.Principal;
+import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
 import java.util.concurrent.CompletableFuture;
@@ -25,8 +26,8 @@ public final class LocalWrites implements WritePath {
     }
 
     @Override
-    public CompletableFuture<ObjectNode> doc(String op, String ws, String doc, JsonNode body, Principal who) {
-        return stores.apply(ws).docApi().call(op, ws, doc, body, who);
+    public CompletableFuture<ObjectNode> doc(String op, DocId id, JsonNode body) {
+        return stores.apply(id.ws()).docApi().call(op, id, body);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.strand.app.stores;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.app.auth.Principal;
+import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
 import java.util.concurrent.CompletableFuture;
@@ -16,8 +17,8 @@ import java.util.concurrent.CompletableFuture;
 public interface WritePath {
     CompletableFuture<AppendResult> append(String ws, String log, AppendRequest req);
 
-    /** A doc op of SPEC §5 ({@code put}, {@code cas}, {@code incr}, {@code apply}, {@code delete}; {@code get} reads). */
-    CompletableFuture<ObjectNode> doc(String op, String ws, String doc, JsonNode body, Principal who);
+    /** A doc op of SPEC §5 ({@code put}, {@code cas}, {@code incr}, {@code apply}, {@code delete}; {@code get} reads); scope checked by the caller. */
+    CompletableFuture<ObjectNode> doc(String op, DocId id, JsonNode body);
 
     CompletableFuture<ObjectNode> txn(String ws, JsonNode body, Principal who);
 
