@@ -79,6 +79,8 @@ public final class StrandMetrics {
         registry.getOrCreate(Gauge.builder("strand.subscribers", SUBSCRIBERS, AtomicLong::doubleValue).description("Open subscriptions"));
         registry.getOrCreate(Gauge.builder("strand.replay.lag", LAGS, StrandMetrics::largestLag)
                 .description("Largest entries-behind-head among live subscriptions, each as it last reported"));
+        counter("strand.agent.failures", "Failed passes of the background jobs (agents) running now; health check 'agents' names them",
+                AgentsHealth::failures);
     }
 
     /** A value that goes up and down (Prometheus {@code gauge}). */

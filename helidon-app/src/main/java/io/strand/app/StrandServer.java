@@ -258,7 +258,8 @@ public final class StrandServer implements AutoCloseable {
      * {@code diskSpace} check watches {@code /}; it is replaced by one on the data directory's file
      * system, DOWN below the {@code --min-free-disk} reserve, when writes get {@code 507}. That one is
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
-     * turns UP again by itself once space is freed.
+     * turns UP again by itself once space is freed. The {@code agents} liveness check lists every
+     * background job ({@link AgentsHealth}).
      */
     private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis) {
         return HealthObserver.builder()
@@ -290,6 +291,7 @@ public final class StrandServer implements AutoCloseable {
                     failure.ifPresent(f -> response.detail("failure", f));
                     return response.build();
                 }, io.helidon.health.HealthCheckType.LIVENESS, "writers")
+                .addCheck(new AgentsHealth())
                 .build();
     }
 

@@ -16,6 +16,7 @@ import io.strand.app.ApiErrors;
 import io.strand.app.LogRequests;
 import io.strand.app.StrandMetrics;
 import io.strand.app.auth.Authenticator;
+import io.strand.app.auth.BearerToken;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.app.EntryJson;
@@ -30,8 +31,6 @@ import io.strand.logtier.AppendRequest;
 import io.strand.app.stores.Placement;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -97,18 +96,9 @@ public final class SocketEndpoint implements WsListener {
             throw new WsUpgradeException("invalid workspace in " + path);
         }
         ws = parts[3];
-        String token = null;
-        if (headers.contains(io.helidon.http.HeaderNames.AUTHORIZATION)) {
-            String value = headers.get(io.helidon.http.HeaderNames.AUTHORIZATION).get();
-            if (value.regionMatches(true, 0, "Bearer ", 0, 7)) {
-                token = value.substring(7).trim();
-            }
-        }
-        if (token == null) {
-            token = queryToken(prologue.query().rawValue());
-        }
         try {
-            principal = ctx.auth().authenticate(token);
+            // a backstop: AuthFilter has already authenticated this upgrade with the same parser
+            principal = ctx.auth().authenticate(BearerToken.of(headers, prologue.query(), path, prologue.method()));
             principal.require(ws, Scope.READ);
         } catch (StrandException e) {
             throw new WsUpgradeException(e.code().wire() + ": " + e.getMessage());
@@ -126,18 +116,6 @@ public final class SocketEndpoint implements WsListener {
         String workspace = Names.workspace(HttpIo.path(req, "ws"));
         HttpIo.require(req, workspace, Scope.READ);
         throw StrandException.badRequest("this is the WebSocket endpoint: connect with an Upgrade: websocket request");
-    }
-
-    private static String queryToken(String rawQuery) {
-        if (rawQuery == null) {
-            return null;
-        }
-        for (String pair : rawQuery.split("&")) {
-            if (pair.startsWith("token=")) {
-                return URLDecoder.decode(pair.substring(6), StandardCharsets.UTF_8);
-            }
-        }
-        return null;
     }
 
     @Override
