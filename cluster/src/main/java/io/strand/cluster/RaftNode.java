@@ -1,0 +1,339 @@
+package io.strand.cluster;
+
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
+
+/**
+ * This JVM's member of the cluster: one Ratis {@link RaftServer} on the node's Raft port hosting a
+ * replica (a Raft group division with a {@link ShardStateMachine}) of every shard placement gives the
+ * node, plus the clients that propose to and read from any shard. Thread-safe: Ratis owns its threads;
+ * this class keeps concurrent maps of clients and state machines and immutable configuration.
+ *
+ * <p>Storage: Ratis under {@code DATA/raft/<group-uuid>/} (log segments, term/vote metadata), each
+ * shard's engine and snapshots under {@code DATA/shards/<k>/} ({@link ShardSnapshots}). On start Ratis
+ * recovers every group it finds in its storage; a group placement gives this node and storage lacks
+ * (first start of the cluster, or a node restarted with an emptied data directory) is created with the
+ * placement's peers; the leader then brings it up to date by snapshot install and log. A node started
+ * {@link ClusterSpec#joining()} creates no group: {@link #replace} adds it to groups.
+ */
+public final class RaftNode implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("strand.cluster");
+    private static final Message BARRIER = Message.valueOf("strand-read-barrier");
+
+    private final ClusterSpec spec;
+    private final ShardEngineFactory factory;
+    private final RaftServer server;
+    private final RaftProperties clientProperties;
+    private final Map<UUID, Integer> shardOfGroup = new HashMap<>();
+    private final Map<Integer, ShardStateMachine> machines = new ConcurrentHashMap<>();
+    private final Map<Integer, RaftClient> clients = new ConcurrentHashMap<>();
+    /** Peers of shards this node learned from {@link #replace} (placement no longer says them). */
+    private final Map<Integer, List<RaftPeer>> knownPeers = new ConcurrentHashMap<>();
+    private final ClientId adminClientId = ClientId.randomId();
+    private final AtomicLong adminCallId = new AtomicLong();
+    private final ShardProposer proposer;
+
+    private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
+        this.spec = spec;
+        this.factory = factory;
+        for (int k = 0; k < spec.shards(); k++) {
+            shardOfGroup.put(ClusterSpec.groupId(k), k);
+        }
+        this.clientProperties = RatisConfig.client(spec);
+        this.server = RaftServer.newBuilder()
+                .setServerId(RaftPeerId.valueOf(spec.nodeId()))
+                .setProperties(RatisConfig.server(spec))
+                .setStateMachineRegistry(this::newStateMachine)
+                .setOption(RaftStorage.StartupOption.RECOVER)
+                .build();
+        this.proposer = new ShardProposer(spec.shards(), new ShardProposer.Clients() {
+            @Override
+            public RaftClient get(int shard) {
+                return client(shard);
+            }
+
+            @Override
+            public void failed(int shard, RaftClient client) {
+                clientFailed(shard, client);
+            }
+        }, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT);
+    }
+
+    /** Starts the Raft server and creates the shard groups this node should have and storage lacks. */
+    public static RaftNode start(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
+        RaftNode node = new RaftNode(spec, factory);
+        try {
+            node.server.start();
+            node.createMissingGroups();
+        } catch (IOException | RuntimeException e) {
+            node.close();
+            throw e;
+        }
+        LOG.log(System.Logger.Level.INFO, "cluster node " + spec.nodeId() + " up on " + spec.self().address()
+                + " with shards " + node.localShards());
+        return node;
+    }
+
+    private ShardStateMachine newStateMachine(RaftGroupId groupId) {
+        Integer k = shardOfGroup.get(groupId.getUuid());
+        if (k == null) {
+            throw new IllegalArgumentException("group " + groupId + " is not a shard of this cluster ("
+                    + spec.shards() + " shards)");
+        }
+        ShardStateMachine sm = new ShardStateMachine(k, new ShardSnapshots(k, spec.shardDir(k)), factory);
+        machines.put(k, sm);
+        return sm;
+    }
+
+    private void createMissingGroups() throws IOException {
+        if (spec.joining()) {
+            return;
+        }
+        List<RaftGroupId> present = new ArrayList<>();
+        server.getGroupIds().forEach(present::add);
+        for (int k : spec.shardsOf(spec.nodeId())) {
+            RaftGroup group = placementGroup(k);
+            if (!present.contains(group.getGroupId())) {
+                LOG.log(System.Logger.Level.INFO, "node " + spec.nodeId() + ": creating shard " + k + " replica "
+                        + group.getPeers());
+                RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(adminClientId,
+                        server.getId(), adminCallId.incrementAndGet(), group, true));
+                if (!reply.isSuccess()) {
+                    throw new IOException("node " + spec.nodeId() + " could not create shard " + k + ": " + reply.getException());
+                }
+            }
+        }
+    }
+
+    /** Shard {@code k}'s group as placement gives it: preferred leader first with a higher priority. */
+    RaftGroup placementGroup(int k) {
+        List<RaftPeer> peers = new ArrayList<>();
+        for (ClusterSpec.Member m : spec.replicasOf(k)) {
+            peers.add(peer(m.id(), m.address(), peers.isEmpty() ? ClusterSpec.PREFERRED_PRIORITY : 0));
+        }
+        return RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(k)), peers);
+    }
+
+    static RaftPeer peer(String id, String address, int priority) {
+        return RaftPeer.newBuilder().setId(id).setAddress(address).setPriority(priority).build();
+    }
+
+    /** Shard {@code k}'s peers as best known here: the local replica's configuration, then replace, then placement. */
+    List<RaftPeer> peersOf(int k) {
+        Optional<RaftServer.Division> d = division(k);
+        if (d.isPresent()) {
+            List<RaftPeer> conf = new ArrayList<>(d.get().getRaftConf().getCurrentPeers());
+            if (!conf.isEmpty()) {
+                return conf;
+            }
+        }
+        return knownPeers.getOrDefault(k, List.copyOf(placementGroup(k).getPeers()));
+    }
+
+    void learnedPeers(int k, List<RaftPeer> peers) {
+        knownPeers.put(k, List.copyOf(peers));
+        RaftClient old = clients.remove(k);
+        if (old != null) {
+            closeQuietly(old);
+        }
+    }
+
+    /** The client for shard {@code k}'s group (proposals and read barriers), created on first use. */
+    RaftClient client(int k) {
+        return clients.computeIfAbsent(k, shard -> RaftClient.newBuilder()
+                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peersOf(shard)))
+                .setProperties(clientProperties)
+                .setRetryPolicy(RatisConfig.retryPolicy(spec.requestTimeout()))
+                .build());
+    }
+
+    /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
+    void clientFailed(int shard, RaftClient broken) {
+        if (clients.remove(shard, broken)) {
+            closeQuietly(broken);
+        }
+    }
+
+    /** A one-shot client for admin calls on {@code group} (no retry, short timeout). */
+    RaftClient adminClient(RaftGroup group) {
+        RaftProperties p = new RaftProperties();
+        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(java.time.Duration.ofSeconds(2)));
+        return RaftClient.newBuilder().setRaftGroup(group).setProperties(p).setRetryPolicy(RatisConfig.noRetry()).build();
+    }
+
+    public ClusterSpec spec() {
+        return spec;
+    }
+
+    public String nodeId() {
+        return spec.nodeId();
+    }
+
+    /** Group commit of commands to any shard, from this node (Ratis routes to the shard's leader). */
+    public ShardProposer proposer() {
+        return proposer;
+    }
+
+    /** {@link ShardProposer#submit} on this node's proposer. */
+    public CompletableFuture<byte[]> submit(int shard, byte[] command) {
+        return proposer.submit(shard, command);
+    }
+
+    /**
+     * Completes once this node's replica of {@code shard} has applied (and its engine shows the effects
+     * of) every entry committed before the call: a ReadIndex confirmed by the shard's leader
+     * (LINEARIZABLE), served by the local Raft server. Fails with {@code unavailable} (503, retryable)
+     * within the request timeout when no leader answers, and at once when this node holds no replica.
+     */
+    public CompletableFuture<Void> readBarrier(int shard) {
+        spec.checkShard(shard);
+        if (!hosts(shard)) {
+            return CompletableFuture.failedFuture(new StrandException(ErrorCode.INTERNAL, "node " + spec.nodeId()
+                    + " holds no replica of shard " + shard + "; read it on one of " + ids(peersOf(shard))));
+        }
+        long deadline = System.nanoTime() + spec.requestTimeout().toNanos();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        tryBarrier(shard, deadline, done);
+        return done;
+    }
+
+    /**
+     * One ReadIndex try; a failure (no leader known yet, leader just changed) is retried every 50 ms
+     * until the deadline, then answered {@code unavailable}.
+     */
+    private void tryBarrier(int shard, long deadline, CompletableFuture<Void> done) {
+        long left = deadline - System.nanoTime();
+        CompletableFuture<RaftClientReply> attempt;
+        RaftClient c = client(shard);
+        try {
+            attempt = c.async().sendReadOnlyUnordered(BARRIER, server.getId());
+        } catch (RuntimeException e) {
+            attempt = CompletableFuture.failedFuture(e);
+        }
+        attempt.orTimeout(Math.max(1, left / 1_000_000), TimeUnit.MILLISECONDS).whenComplete((reply, e) -> {
+            Throwable cause = e != null ? ShardProposer.unwrap(e) : reply.isSuccess() ? null : reply.getException();
+            if (cause == null) {
+                done.complete(null);
+            } else if (deadline - System.nanoTime() > 60_000_000L && !(cause instanceof TimeoutException)) {
+                CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS).execute(() -> tryBarrier(shard, deadline, done));
+            } else {
+                done.completeExceptionally(ShardProposer.unavailable(shard, cause instanceof TimeoutException
+                        ? "no read index within " + spec.requestTimeout().toMillis() + " ms" : String.valueOf(cause)));
+            }
+        });
+    }
+
+    /** True when this node holds a live replica of {@code shard}. */
+    public boolean hosts(int shard) {
+        return division(shard).map(d -> d.getInfo().isAlive()).orElse(false);
+    }
+
+    /** The engine of this node's replica of {@code shard}, if it holds one (it changes on snapshot install). */
+    public Optional<ShardEngine> engine(int shard) {
+        return hosts(shard) ? Optional.ofNullable(machines.get(shard)).map(ShardStateMachine::engine) : Optional.empty();
+    }
+
+    /** The shards this node holds a replica of, ascending. */
+    public List<Integer> localShards() {
+        List<Integer> out = new ArrayList<>();
+        for (int k = 0; k < spec.shards(); k++) {
+            if (hosts(k)) {
+                out.add(k);
+            }
+        }
+        return out;
+    }
+
+    Optional<RaftServer.Division> division(int shard) {
+        try {
+            return Optional.of(server.getDivision(RaftGroupId.valueOf(ClusterSpec.groupId(shard))));
+        } catch (IOException e) {
+            return Optional.empty(); // not a replica here (GroupMismatchException) or closed
+        }
+    }
+
+    Optional<ShardStateMachine> machine(int shard) {
+        return Optional.ofNullable(machines.get(shard));
+    }
+
+    /** Newest snapshot index of the local replica, -1 without one. */
+    long snapshotIndex(int shard) {
+        return machine(shard).map(ShardStateMachine::getLatestSnapshot)
+                .map(s -> ((FileListSnapshotInfo) s).getIndex()).orElse(-1L);
+    }
+
+    RaftServer server() {
+        return server;
+    }
+
+    /** What this node sees of every shard and node now. */
+    public ClusterStatus status() {
+        return new ClusterStatusReader(this).read();
+    }
+
+    /**
+     * Moves every replica of {@code oldId} to a new node {@code newId} at {@code newAddress} (HOST:PORT),
+     * which must be running ({@link ClusterSpec#joiningAs}): for each shard whose configuration holds
+     * {@code oldId}, the group is added on the new node, then the shard's configuration is changed by
+     * Raft (the new node catches up by snapshot and log before the change commits). Usable from any node.
+     *
+     * @return the shards moved
+     */
+    public List<Integer> replace(String oldId, String newId, String newAddress) throws IOException {
+        return new Membership(this).replace(oldId, newId, newAddress);
+    }
+
+    static List<String> ids(List<RaftPeer> peers) {
+        return peers.stream().map(p -> p.getId().toString()).toList();
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.DEBUG, "close failed: " + e);
+        }
+    }
+
+    /** Stops the Raft server (each replica stops after applying what it has committed) and the clients. */
+    @Override
+    public void close() {
+        clients.values().forEach(RaftNode::closeQuietly);
+        clients.clear();
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": Raft server close failed: " + e);
+        }
+    }
+}

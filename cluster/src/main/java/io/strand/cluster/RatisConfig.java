@@ -1,0 +1,110 @@
+package io.strand.cluster;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.client.retry.RequestTypeDependentRetryPolicy;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto.TypeCase;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+
+/**
+ * Every Ratis setting Strand changes from the Ratis 3.3.0 defaults, in one place, with why. Stateless.
+ *
+ * <ul>
+ *   <li>Election timeout: {@link ClusterSpec#electionTimeout()} to twice it (Ratis default 150–300 ms
+ *       kept unless failover measured above 3 s).</li>
+ *   <li>{@code raft.server.leaderelection.leader.step-down.wait-time}: 4 election timeouts, not 10 s. A
+ *       leader that lost its heartbeats (a CPU-starved box is enough) refuses to campaign for this long,
+ *       and as the preferred leader (higher priority) it also rejects equal-log candidates, so with the
+ *       default the shard measured up to 10 s without a leader while all three nodes were up.</li>
+ *   <li>{@code raft.server.log.unsafe-flush.enabled} and {@code async-flush.enabled} false (the Ratis
+ *       defaults, set explicitly): an entry is fsynced in a majority's Raft log before it is acked.</li>
+ *   <li>{@code raft.server.read.option} LINEARIZABLE: read barriers use ReadIndex, so a follower (or a
+ *       deposed leader under a partition) never answers from stale state.</li>
+ *   <li>{@code raft.server.snapshot.auto.trigger.*}: on, every {@link ClusterSpec#snapshotEvery()} applied
+ *       entries, {@code retention.file.num} 2; {@code raft.server.log.purge.upto.snapshot.index} true and
+ *       {@code purge.gap} = the snapshot interval, so the log is purged behind every snapshot and disk
+ *       stays bounded (a follower that needs purged entries gets the snapshot installed instead).</li>
+ *   <li>{@code raft.server.log.segment.size.max}: {@link ClusterSpec#segmentSizeMax()} (purging drops
+ *       whole closed segments, so smaller segments keep less log behind the snapshot).</li>
+ *   <li>Appender byte limit 2 MiB and write buffer 2 MiB + 64 KiB: an entry of up to
+ *       {@link ShardEntry#MAX_BYTES} plus framing fits, and each group's direct write buffer stays small
+ *       (the default is 8 MiB per group).</li>
+ * </ul>
+ */
+final class RatisConfig {
+    private static final SizeInBytes ENTRY_LIMIT = SizeInBytes.valueOf(2L << 20);
+    private static final SizeInBytes WRITE_BUFFER = SizeInBytes.valueOf((2L << 20) + (64 << 10));
+
+    private RatisConfig() {
+    }
+
+    static RaftProperties server(ClusterSpec spec) {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(spec.raftDir().toFile()));
+        GrpcConfigKeys.Server.setHost(p, spec.self().host());
+        GrpcConfigKeys.Server.setPort(p, spec.self().port());
+
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(spec.electionTimeout()));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(spec.electionTimeout().multipliedBy(2)));
+        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p, millis(spec.electionTimeout().multipliedBy(4)));
+
+        RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
+        RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(spec.segmentSizeMax()));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, ENTRY_LIMIT);
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, WRITE_BUFFER);
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(Integer.MAX_VALUE, spec.snapshotEvery()));
+        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
+
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, spec.snapshotEvery());
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, ShardSnapshots.RETAINED);
+        RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, spec.snapshotOnStop());
+
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        RaftServerConfigKeys.Read.setTimeout(p, millis(spec.requestTimeout()));
+        return p;
+    }
+
+    /** Properties of the node's Raft clients (proposals, read barriers). */
+    static RaftProperties client(ClusterSpec spec) {
+        RaftProperties p = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(min(Duration.ofSeconds(3), spec.requestTimeout())));
+        return p;
+    }
+
+    /**
+     * Retries writes and reads (leader changes, a dead leader, a follower without a leader) every 50 ms
+     * until {@code timeout} after the first try, then gives up: the caller answers {@code unavailable}.
+     */
+    static RetryPolicy retryPolicy(Duration timeout) {
+        RetryPolicy every50ms = RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(50, TimeUnit.MILLISECONDS));
+        RequestTypeDependentRetryPolicy.Builder b = RequestTypeDependentRetryPolicy.newBuilder();
+        for (TypeCase type : List.of(TypeCase.WRITE, TypeCase.READ, TypeCase.STALEREAD, TypeCase.WATCH)) {
+            b.setRetryPolicy(type, every50ms).setTimeout(type, millis(timeout));
+        }
+        return b.build();
+    }
+
+    /** A policy for one-shot admin calls (group info, group add): no retry. */
+    static RetryPolicy noRetry() {
+        return RetryPolicies.noRetry();
+    }
+
+    static TimeDuration millis(Duration d) {
+        return TimeDuration.valueOf(d.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}

@@ -1,0 +1,31 @@
+package io.strand.cluster;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One shard replica's state (the Strand stores for the shard's workspaces). Owned by the shard's apply
+ * thread (the Ratis state machine updater of the shard's group on this node).
+ */
+public interface ShardEngine extends AutoCloseable {
+    /**
+     * Applies one committed command, in Raft log order, called on the apply thread. Deterministic given
+     * the same prior state, command and {@code stampedAtMillis} (the leader's clock, carried in the log
+     * entry). Request errors (validation, expected-seq mismatch…) are encoded in the reply, never a
+     * failed future; a failed future means the replica cannot go on (I/O), which stops this replica's
+     * state machine loudly. The future may complete on another thread; effects of successive apply calls
+     * happen in call order.
+     */
+    CompletableFuture<byte[]> apply(long stampedAtMillis, byte[] command);
+
+    /**
+     * Called on the apply thread with no apply in progress: wait for every applied command's effects to
+     * be in the engine's files, then write a consistent, self-contained copy of the state into the empty
+     * directory {@code dir}.
+     */
+    void snapshotTo(Path dir) throws IOException;
+
+    @Override
+    void close();
+}

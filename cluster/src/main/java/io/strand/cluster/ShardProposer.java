@@ -1,0 +1,217 @@
+package io.strand.cluster;
+
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
+
+/**
+ * Group commit at the proposer: {@link #submit} queues one opaque command for a shard; commands that
+ * arrive while earlier entries of the shard are in flight are batched into ONE Raft entry (at most
+ * {@link ShardEntry#MAX_COMMANDS} commands and {@link ShardEntry#MAX_BYTES} bytes), up to
+ * {@code maxInFlight} entries per shard are in flight at once (pipelining), and each caller's future
+ * completes with its own reply. Thread-safe: each shard's queue is guarded by its lane's monitor; Raft
+ * sends and completions happen outside it.
+ *
+ * <p>Every submit completes within the spec's request timeout: with a reply once its entry is
+ * committed and applied by the leader, or with {@link StrandException} {@code unavailable} (503,
+ * {@code "retryable":true}) when no leader could commit it in time (for example a majority of the
+ * shard's replicas is down). A write that timed out may still commit later: retry it with an idempotent
+ * key ({@code producerId}/{@code producerSeq}, {@code expectVersion}).
+ */
+public final class ShardProposer {
+    private static final System.Logger LOG = System.getLogger("strand.cluster");
+    /** Entries in flight per shard before new commands wait to be batched into the next one. */
+    public static final int DEFAULT_MAX_IN_FLIGHT = 4;
+
+    private final Clients clients;
+    private final Duration timeout;
+    private final int maxInFlight;
+    private final Lane[] lanes;
+    private final AtomicLong entries = new AtomicLong();
+    private final AtomicLong commands = new AtomicLong();
+
+    /** Where the proposer gets each shard's Raft client, and says when one broke. */
+    interface Clients {
+        RaftClient get(int shard);
+
+        /**
+         * A send on {@code client} failed: Ratis closes an ordered client's sliding window for good
+         * after a request runs out of retries, so the next proposal needs a new client.
+         */
+        void failed(int shard, RaftClient client);
+    }
+
+    ShardProposer(int shards, Clients clients, Duration timeout, int maxInFlight) {
+        this.clients = clients;
+        this.timeout = timeout;
+        this.maxInFlight = maxInFlight;
+        this.lanes = new Lane[shards];
+        for (int k = 0; k < shards; k++) {
+            lanes[k] = new Lane(k);
+        }
+    }
+
+    /** Proposes {@code command} to {@code shard}'s group; completes with the engine's reply once committed. */
+    public CompletableFuture<byte[]> submit(int shard, byte[] command) {
+        if (shard < 0 || shard >= lanes.length) {
+            throw new IllegalArgumentException("shard must be 0.." + (lanes.length - 1) + ", not " + shard);
+        }
+        if (command.length > ShardEntry.MAX_BYTES) {
+            return CompletableFuture.failedFuture(StrandException.tooLarge("a shard command is at most "
+                    + ShardEntry.MAX_BYTES + " bytes, not " + command.length));
+        }
+        Pending p = new Pending(command, new CompletableFuture<>());
+        CompletableFuture.delayedExecutor(timeout.toMillis(), TimeUnit.MILLISECONDS).execute(() ->
+                p.reply.completeExceptionally(unavailable(shard, "no commit within " + timeout.toMillis() + " ms")));
+        lanes[shard].enqueue(p);
+        return p.reply;
+    }
+
+    /** Raft entries proposed since start (with {@link #commandsProposed()}: the batching factor). */
+    public long entriesProposed() {
+        return entries.get();
+    }
+
+    public long commandsProposed() {
+        return commands.get();
+    }
+
+    static StrandException unavailable(int shard, String why) {
+        return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + " cannot commit now (" + why
+                + "); the write may or may not be applied: retry it, idempotently", Map.of("retryable", true, "shard", shard));
+    }
+
+    private record Pending(byte[] command, CompletableFuture<byte[]> reply) {
+    }
+
+    /** One shard's queue and in-flight count. Guarded by its own monitor. */
+    private final class Lane {
+        private final int shard;
+        private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+        private int inFlight;
+
+        Lane(int shard) {
+            this.shard = shard;
+        }
+
+        void enqueue(Pending p) {
+            List<List<Pending>> batches;
+            synchronized (this) {
+                queue.add(p);
+                batches = takeBatches();
+            }
+            batches.forEach(this::send);
+        }
+
+        /** Under the monitor: the batches that may go now, each counted in flight. */
+        private List<List<Pending>> takeBatches() {
+            List<List<Pending>> out = new ArrayList<>(1);
+            while (inFlight < maxInFlight && !queue.isEmpty()) {
+                List<Pending> batch = new ArrayList<>();
+                long bytes = 0;
+                while (!queue.isEmpty() && batch.size() < ShardEntry.MAX_COMMANDS) {
+                    Pending next = queue.peek();
+                    if (!batch.isEmpty() && bytes + next.command.length > ShardEntry.MAX_BYTES) {
+                        break;
+                    }
+                    queue.poll();
+                    if (!next.reply.isDone()) { // timed out while queued: never proposed
+                        batch.add(next);
+                        bytes += next.command.length;
+                    }
+                }
+                if (!batch.isEmpty()) {
+                    inFlight++;
+                    out.add(batch);
+                }
+            }
+            return out;
+        }
+
+        private void send(List<Pending> batch) {
+            entries.incrementAndGet();
+            commands.addAndGet(batch.size());
+            CompletableFuture<RaftClientReply> sent;
+            RaftClient client = null;
+            try {
+                Message proposal = Message.valueOf(ShardEntry.proposal(batch.stream().map(Pending::command).toList()));
+                client = clients.get(shard);
+                sent = client.async().send(proposal);
+            } catch (RuntimeException e) {
+                sent = CompletableFuture.failedFuture(e);
+            }
+            RaftClient used = client;
+            sent.whenComplete((reply, error) -> {
+                try {
+                    if (error != null && used != null) {
+                        clients.failed(shard, used);
+                    }
+                    complete(batch, reply, error);
+                } finally {
+                    List<List<Pending>> next;
+                    synchronized (this) {
+                        inFlight--;
+                        next = takeBatches();
+                    }
+                    next.forEach(this::send);
+                }
+            });
+        }
+
+        private void complete(List<Pending> batch, RaftClientReply reply, Throwable error) {
+            if (error == null && reply != null && reply.isSuccess()) {
+                List<byte[]> replies;
+                try {
+                    replies = ShardEntry.decodeReplies(reply.getMessage().getContent());
+                } catch (IllegalArgumentException e) {
+                    fail(batch, new StrandException(ErrorCode.INTERNAL, "shard " + shard + ": malformed reply: "
+                            + e.getMessage(), Map.of(), e));
+                    return;
+                }
+                if (replies.size() != batch.size()) {
+                    fail(batch, new StrandException(ErrorCode.INTERNAL, "shard " + shard + ": " + replies.size()
+                            + " replies for " + batch.size() + " commands"));
+                    return;
+                }
+                for (int i = 0; i < batch.size(); i++) {
+                    batch.get(i).reply.complete(replies.get(i));
+                }
+                return;
+            }
+            Throwable cause = error != null ? unwrap(error) : reply != null ? reply.getException() : null;
+            if (cause instanceof StateMachineException sme) {
+                // Committed, but the leader's engine failed applying it (or rejected its framing).
+                fail(batch, new StrandException(ErrorCode.OUTCOME_UNKNOWN, "shard " + shard + ": the leader could not"
+                        + " apply the write: " + sme.getMessage(), Map.of("retryable", true, "shard", shard), sme));
+                return;
+            }
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": proposal of " + batch.size() + " failed: " + cause);
+            fail(batch, unavailable(shard, String.valueOf(cause)));
+        }
+
+        private void fail(List<Pending> batch, StrandException e) {
+            for (Pending p : batch) {
+                p.reply.completeExceptionally(e);
+            }
+        }
+    }
+
+    static Throwable unwrap(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}

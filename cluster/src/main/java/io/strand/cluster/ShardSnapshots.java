@@ -1,0 +1,342 @@
+package io.strand.cluster;
+
+import io.strand.core.DurableFiles;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
+
+/**
+ * One shard replica's directories and snapshots on this node, the {@link StateMachineStorage} Ratis
+ * ships to a follower that needs a snapshot. Thread-safe: the apply thread takes snapshots and fills
+ * the live directory; Ratis threads read {@link #getLatestSnapshot()} (an atomic reference).
+ *
+ * <p>Layout under {@code DATA/shards/<k>/}:
+ * <pre>
+ *   live/                        the engine's files (derived state: wiped and refilled at every start)
+ *   snapshots/&lt;term&gt;_&lt;index&gt;/    complete snapshots, the last {@link #RETAINED} kept
+ *       …engine files…
+ *       MANIFEST                 written last, listed last (so sent last to a follower)
+ *   snapshot.tmp/                a snapshot being written (its own takeSnapshot)
+ *   install.tmp/                 a snapshot being received from the leader (Ratis writes it)
+ * </pre>
+ * {@code MANIFEST} (UTF-8 lines):
+ * <pre>
+ *   strand-shard-snapshot 1
+ *   term T
+ *   index I
+ *   dir  RELPATH                     every directory, so empty ones survive a transfer
+ *   file SIZE CRC32C-HEX RELPATH     every file the engine wrote
+ *   end
+ * </pre>
+ * Commit point of a snapshot taken here: the rename of {@code snapshot.tmp/<term>_<index>} to
+ * {@code snapshots/<term>_<index>} after every file and directory in it is fsynced; a crash before
+ * leaves only the temp, removed at the next start. A snapshot received from the leader is committed by
+ * Ratis when its last chunk arrives: it moves its whole temp directory (every file MD5-checked) to
+ * {@code snapshots/}. A named snapshot whose files do not match its manifest is corruption: reported,
+ * never used, never deleted.
+ */
+final class ShardSnapshots implements StateMachineStorage {
+    static final int RETAINED = 2;
+    static final String MANIFEST = "MANIFEST";
+    private static final String MAGIC = "strand-shard-snapshot 1";
+    private static final Pattern NAME = Pattern.compile("(\\d+)_(\\d+)");
+    private static final System.Logger LOG = System.getLogger("strand.cluster");
+
+    private final int shard;
+    private final Path shardDir;
+    private final AtomicReference<FileListSnapshotInfo> latest = new AtomicReference<>();
+
+    ShardSnapshots(int shard, Path shardDir) {
+        this.shard = shard;
+        this.shardDir = shardDir;
+    }
+
+    Path liveDir() {
+        return shardDir.resolve("live");
+    }
+
+    Path snapshotsDir() {
+        return shardDir.resolve("snapshots");
+    }
+
+    private Path takeTmp() {
+        return shardDir.resolve("snapshot.tmp");
+    }
+
+    @Override
+    public void init(RaftStorage raftStorage) throws IOException {
+        Files.createDirectories(snapshotsDir());
+    }
+
+    @Override
+    public FileListSnapshotInfo getLatestSnapshot() {
+        return latest.get();
+    }
+
+    @Override
+    public void format() {
+    }
+
+    @Override
+    public java.io.File getSnapshotDir() {
+        return snapshotsDir().toFile();
+    }
+
+    @Override
+    public java.io.File getTmpDir() {
+        return shardDir.resolve("install.tmp").toFile();
+    }
+
+    /**
+     * Forgets what was loaded and finds the newest complete snapshot on disk again (at start and after
+     * Ratis installed one). Removes temp leftovers of interrupted takes and installs.
+     *
+     * @throws IOException when the newest named snapshot does not match its manifest (corruption)
+     */
+    FileListSnapshotInfo reload() throws IOException {
+        deleteTree(takeTmp());
+        Files.createDirectories(snapshotsDir());
+        try (Stream<Path> siblings = Files.list(shardDir)) {
+            for (Path p : siblings.toList()) { // Ratis parks the replaced snapshots/ as snapshots.tmp<date>
+                if (p.getFileName().toString().startsWith("snapshots.tmp")) {
+                    deleteTree(p);
+                }
+            }
+        }
+        List<Path> named = snapshotDirsNewestFirst();
+        FileListSnapshotInfo info = named.isEmpty() ? null : verify(named.getFirst());
+        latest.set(info);
+        return info;
+    }
+
+    /** The snapshot directories, newest (highest index) first. */
+    private List<Path> snapshotDirsNewestFirst() throws IOException {
+        try (Stream<Path> s = Files.list(snapshotsDir())) {
+            return s.filter(p -> Files.isDirectory(p) && NAME.matcher(p.getFileName().toString()).matches())
+                    .sorted(Comparator.comparingLong(ShardSnapshots::indexOf).reversed())
+                    .toList();
+        }
+    }
+
+    private static long indexOf(Path dir) {
+        Matcher m = NAME.matcher(dir.getFileName().toString());
+        return m.matches() ? Long.parseLong(m.group(2)) : -1;
+    }
+
+    /**
+     * Writes a snapshot at {@code ti}: {@code writer} fills an empty temp directory, then the manifest is
+     * written, everything fsynced, and the directory renamed into {@code snapshots/} (the commit point).
+     */
+    FileListSnapshotInfo take(TermIndex ti, SnapshotWriter writer) throws IOException {
+        Path tmp = takeTmp().resolve(ti.getTerm() + "_" + ti.getIndex());
+        deleteTree(takeTmp());
+        Files.createDirectories(tmp);
+        writer.writeTo(tmp);
+        List<String> lines = new ArrayList<>();
+        lines.add(MAGIC);
+        lines.add("term " + ti.getTerm());
+        lines.add("index " + ti.getIndex());
+        for (Path p : walk(tmp)) {
+            String rel = tmp.relativize(p).toString();
+            if (Files.isDirectory(p)) {
+                lines.add("dir " + rel);
+                DurableFiles.fsyncDirectory(p);
+            } else {
+                lines.add("file " + Files.size(p) + " " + crcOf(p) + " " + rel);
+                DurableFiles.fsync(p);
+            }
+        }
+        lines.add("end");
+        Path manifest = tmp.resolve(MANIFEST);
+        Files.write(manifest, (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+        DurableFiles.fsync(manifest);
+        DurableFiles.fsyncDirectory(tmp);
+        Path target = snapshotsDir().resolve(tmp.getFileName());
+        deleteTree(target); // a same-named leftover can only be an older attempt at the same index
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+        DurableFiles.fsyncDirectory(snapshotsDir());
+        FileListSnapshotInfo info = verify(target);
+        latest.set(info);
+        return info;
+    }
+
+    /** Writes an engine's state into an empty directory. */
+    @FunctionalInterface
+    interface SnapshotWriter {
+        void writeTo(Path dir) throws IOException;
+    }
+
+    /**
+     * Wipes {@code live/} and refills it from {@code snapshot} (or leaves it empty), checking every
+     * file's size and CRC-32C against the manifest while copying. The restart rule: the live directory
+     * is derived state, only the snapshot and the Raft log after it are the truth.
+     */
+    void refillLive(FileListSnapshotInfo snapshot) throws IOException {
+        Path live = liveDir();
+        deleteTree(live);
+        Files.createDirectories(live);
+        if (snapshot == null) {
+            return;
+        }
+        Path dir = dirOf(snapshot);
+        for (String line : Files.readAllLines(dir.resolve(MANIFEST), StandardCharsets.UTF_8)) {
+            if (line.startsWith("dir ")) {
+                Files.createDirectories(live.resolve(safe(line.substring(4))));
+            } else if (line.startsWith("file ")) {
+                String[] f = line.split(" ", 4);
+                Path to = live.resolve(safe(f[3]));
+                Files.createDirectories(to.getParent());
+                String crc = copyWithCrc(dir.resolve(f[3]), to);
+                if (!crc.equals(f[2]) || Files.size(to) != Long.parseLong(f[1])) {
+                    throw new IOException("shard " + shard + " snapshot " + dir.getFileName() + ": " + f[3]
+                            + " does not match its manifest (size " + f[1] + ", crc32c " + f[2] + "; read crc32c "
+                            + crc + ") — the snapshot is corrupt");
+                }
+            }
+        }
+    }
+
+    static Path dirOf(FileListSnapshotInfo snapshot) {
+        return snapshot.getFiles().getLast().getPath().getParent();
+    }
+
+    /**
+     * Checks a named snapshot against its manifest (presence and size of every file; contents are
+     * checked while copying) and describes it for Ratis, the manifest last.
+     */
+    private FileListSnapshotInfo verify(Path dir) throws IOException {
+        Path manifest = dir.resolve(MANIFEST);
+        Matcher name = NAME.matcher(dir.getFileName().toString());
+        if (!name.matches() || !Files.isRegularFile(manifest)) {
+            throw new IOException("shard " + shard + " snapshot " + dir + " has no " + MANIFEST + ": it is corrupt");
+        }
+        List<String> lines = Files.readAllLines(manifest, StandardCharsets.UTF_8);
+        if (lines.isEmpty() || !MAGIC.equals(lines.getFirst()) || !"end".equals(lines.getLast())
+                || !("term " + name.group(1)).equals(lines.get(1)) || !("index " + name.group(2)).equals(lines.get(2))) {
+            throw new IOException("shard " + shard + " snapshot " + dir + ": " + MANIFEST
+                    + " is not a complete manifest of this snapshot");
+        }
+        List<FileInfo> files = new ArrayList<>();
+        for (String line : lines) {
+            if (line.startsWith("file ")) {
+                String[] f = line.split(" ", 4);
+                Path p = dir.resolve(safe(f[3]));
+                if (!Files.isRegularFile(p) || Files.size(p) != Long.parseLong(f[1])) {
+                    throw new IOException("shard " + shard + " snapshot " + dir + ": " + f[3]
+                            + " is missing or not " + f[1] + " bytes: the snapshot is corrupt");
+                }
+                files.add(new FileInfo(p.toAbsolutePath(), null));
+            }
+        }
+        files.add(new FileInfo(manifest.toAbsolutePath(), null));
+        return new FileListSnapshotInfo(files, Long.parseLong(name.group(1)), Long.parseLong(name.group(2)));
+    }
+
+    /** Keeps the newest {@link #RETAINED} snapshots and deletes the older ones. */
+    @Override
+    public void cleanupOldSnapshots(SnapshotRetentionPolicy policy) throws IOException {
+        List<Path> named = snapshotDirsNewestFirst();
+        for (Path old : named.subList(Math.min(RETAINED, named.size()), named.size())) {
+            deleteTree(old);
+        }
+    }
+
+    private String safe(String rel) throws IOException {
+        Path p = Path.of(rel).normalize();
+        if (rel.isEmpty() || p.isAbsolute() || p.startsWith("..")) {
+            throw new IOException("shard " + shard + " snapshot manifest names an unsafe path '" + rel + "'");
+        }
+        return p.toString();
+    }
+
+    /** Every directory and file under {@code root} (not root itself), parents before children, sorted. */
+    private static List<Path> walk(Path root) throws IOException {
+        try (Stream<Path> s = Files.walk(root)) {
+            return s.filter(p -> !p.equals(root)).sorted().toList();
+        }
+    }
+
+    private static String crcOf(Path file) throws IOException {
+        CRC32C crc = new CRC32C();
+        byte[] buf = new byte[64 * 1024];
+        try (InputStream in = Files.newInputStream(file)) {
+            for (int n; (n = in.read(buf)) > 0; ) {
+                crc.update(buf, 0, n);
+            }
+        }
+        return HexFormat.of().toHexDigits((int) crc.getValue());
+    }
+
+    private static String copyWithCrc(Path from, Path to) throws IOException {
+        CRC32C crc = new CRC32C();
+        byte[] buf = new byte[64 * 1024];
+        try (InputStream in = Files.newInputStream(from); OutputStream out = Files.newOutputStream(to)) {
+            for (int n; (n = in.read(buf)) > 0; ) {
+                crc.update(buf, 0, n);
+                out.write(buf, 0, n);
+            }
+        }
+        return HexFormat.of().toHexDigits((int) crc.getValue());
+    }
+
+    static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                if (e != null) {
+                    throw e;
+                }
+                Files.delete(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /** Bytes of all retained snapshots, for status. */
+    long bytes() {
+        try (Stream<Path> s = Files.walk(snapshotsDir())) {
+            return s.filter(Files::isRegularFile).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }).sum();
+        } catch (IOException | UncheckedIOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": cannot size snapshots: " + e);
+            return -1;
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package io.strand.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.strand.core.StrandException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * N in-process cluster nodes on random loopback ports with temp data dirs, each with
+ * {@link LedgerEngine}s, and the polling helpers the cluster tests share. Used by one test thread.
+ */
+final class TestCluster implements AutoCloseable {
+    private static final Logger RATIS_LOG = Logger.getLogger("org.apache.ratis");
+    private static final Logger GRPC_LOG = Logger.getLogger("org.apache.ratis.thirdparty");
+
+    static { // Ratis is chatty about every refused connection of a stopped node; STRAND_TEST_RATIS_LOG=INFO to see it
+        RATIS_LOG.setLevel(Level.parse(System.getProperty("strand.test.ratisLog", System.getenv().getOrDefault("STRAND_TEST_RATIS_LOG", "OFF"))));
+        GRPC_LOG.setLevel(Level.OFF);
+    }
+
+    /** One node's factory: remembers the engine each shard has now and how often it was replaced. */
+    static final class Engines implements ShardEngineFactory {
+        final Map<Integer, LedgerEngine> current = new ConcurrentHashMap<>();
+        final AtomicInteger replacements = new AtomicInteger();
+        final AtomicInteger openedFromSnapshot = new AtomicInteger();
+
+        @Override
+        public ShardEngine open(int shard, Path liveDir) throws IOException {
+            LedgerEngine e = new LedgerEngine(shard, liveDir);
+            if (e.count() > 0) {
+                openedFromSnapshot.incrementAndGet();
+            }
+            current.put(shard, e);
+            return e;
+        }
+
+        @Override
+        public void replaced(int shard, ShardEngine old, ShardEngine now) {
+            replacements.incrementAndGet();
+        }
+    }
+
+    private final Path root;
+    private final ClusterSpec base;
+    private final Map<String, RaftNode> running = new TreeMap<>();
+    private final Map<String, Engines> engines = new ConcurrentHashMap<>();
+    private final Map<String, ClusterSpec> specs = new LinkedHashMap<>();
+
+    private TestCluster(Path root, ClusterSpec base) {
+        this.root = root;
+        this.base = base;
+    }
+
+    static TestCluster start(Path root, int nodes, int shards, UnaryOperator<ClusterSpec> tune) throws IOException {
+        StringBuilder list = new StringBuilder();
+        for (int i = 1; i <= nodes; i++) {
+            list.append(i > 1 ? "," : "").append("n").append(i).append("=127.0.0.1:").append(freePort());
+        }
+        ClusterSpec base = tune.apply(ClusterSpec.of("n1", list.toString(), shards, root.resolve("n1")));
+        TestCluster c = new TestCluster(root, base);
+        for (ClusterSpec.Member m : base.members()) {
+            c.specs.put(m.id(), base.forNode(m.id(), root.resolve(m.id())));
+        }
+        try {
+            for (String id : c.specs.keySet()) {
+                c.startNode(id);
+            }
+        } catch (IOException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    RaftNode startNode(String id) throws IOException {
+        Engines e = new Engines();
+        engines.put(id, e);
+        RaftNode node = RaftNode.start(specs.get(id), e);
+        running.put(id, node);
+        return node;
+    }
+
+    /** Starts a node that is not in the member list, to be added by replace. */
+    RaftNode startJoining(String id) throws IOException {
+        ClusterSpec.Member self = new ClusterSpec.Member(id, "127.0.0.1", freePort());
+        specs.put(id, base.joiningAs(self, root.resolve(id)));
+        return startNode(id);
+    }
+
+    ClusterSpec.Member member(String id) {
+        return specs.get(id).self();
+    }
+
+    RaftNode node(String id) {
+        RaftNode n = running.get(id);
+        if (n == null) {
+            throw new IllegalStateException(id + " is not running");
+        }
+        return n;
+    }
+
+    List<RaftNode> nodes() {
+        return List.copyOf(running.values());
+    }
+
+    /** Stops a node (the in-process stand-in for kill: its port closes, its replicas stop). */
+    void kill(String id) {
+        RaftNode n = running.remove(id);
+        if (n != null) {
+            n.close();
+        }
+    }
+
+    void wipe(String id) throws IOException {
+        if (running.containsKey(id)) {
+            throw new IllegalStateException("stop " + id + " before wiping it");
+        }
+        ShardSnapshots.deleteTree(root.resolve(id));
+    }
+
+    Engines engines(String id) {
+        return engines.get(id);
+    }
+
+    /** The engines of shard k on the running nodes that host it. */
+    Map<String, LedgerEngine> replicas(int shard) {
+        Map<String, LedgerEngine> out = new TreeMap<>();
+        for (Map.Entry<String, RaftNode> e : running.entrySet()) {
+            if (e.getValue().hosts(shard)) {
+                LedgerEngine le = engines.get(e.getKey()).current.get(shard);
+                if (le != null) {
+                    out.put(e.getKey(), le);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Waits until every running replica of {@code shard} holds exactly {@code count} commands, all identical. */
+    void awaitIdentical(int shard, int count, int replicas, Duration timeout) {
+        until(timeout, () -> "shard " + shard + " replicas identical with " + count + " commands: " + fingerprints(shard), () -> {
+            Map<String, LedgerEngine> r = replicas(shard);
+            return r.size() == replicas && r.values().stream().allMatch(e -> e.count() == count)
+                    && r.values().stream().map(LedgerEngine::fingerprint).distinct().count() == 1;
+        });
+    }
+
+    Map<String, String> fingerprints(int shard) {
+        Map<String, String> out = new TreeMap<>();
+        replicas(shard).forEach((id, e) -> out.put(id, e.fingerprint()));
+        return out;
+    }
+
+    /** The current leader of {@code shard}, once one of the running nodes knows it and it is running. */
+    String leaderOf(int shard, Duration timeout) {
+        String[] leader = new String[1];
+        until(timeout, () -> "a running leader of shard " + shard, () -> {
+            for (RaftNode n : running.values()) {
+                if (n.hosts(shard)) {
+                    String l = n.status().shard(shard).leader();
+                    if (l != null && running.containsKey(l) && running.get(l).division(shard)
+                            .map(d -> d.getInfo().isLeader()).orElse(false)) {
+                        leader[0] = l;
+                        return true;
+                    }
+                }
+            }
+            return false;
+        });
+        return leader[0];
+    }
+
+    /** Submits until acked (each try bounded by the request timeout); returns the reply. */
+    static byte[] submitUntilAck(RaftNode via, int shard, byte[] command, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        StrandException last = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                return via.submit(shard, command).join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof StrandException se) {
+                    last = se;
+                    continue;
+                }
+                throw e;
+            }
+        }
+        throw new AssertionError("no ack for shard " + shard + " within " + timeout, last);
+    }
+
+    static byte[] command(String text) {
+        return RaftNode.utf8(text);
+    }
+
+    /** Asserts the reply is the engine's reply to exactly this command (counter, then the command). */
+    static long counterOf(byte[] reply, byte[] command) {
+        byte[] echoed = java.util.Arrays.copyOfRange(reply, 8, reply.length);
+        assertEquals(new String(command), new String(echoed), "a caller got another command's reply");
+        return java.nio.ByteBuffer.wrap(reply).getLong();
+    }
+
+    static void until(Duration timeout, Supplier<String> what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("timed out after " + timeout + " waiting for " + what.get());
+            }
+            try {
+                Thread.sleep(20); // polling interval, not synchronisation
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    List<String> runningIds() {
+        return new ArrayList<>(running.keySet());
+    }
+
+    @Override
+    public void close() {
+        for (String id : new ArrayList<>(running.keySet())) {
+            kill(id);
+        }
+    }
+}
