@@ -27,7 +27,9 @@ import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
 import io.strand.app.http.TxnHttp;
+import io.strand.app.cluster.ClusterHttp;
 import io.strand.app.cluster.ClusterPlacement;
+import io.strand.app.cluster.SingleNodeOnly;
 import io.strand.app.stores.Placement;
 import io.strand.app.stores.SingleNode;
 import io.strand.app.stores.Stores;
@@ -328,9 +330,9 @@ public final class StrandServer implements AutoCloseable {
                     .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
                     .any("/ds/*", s.dsHttp);
         } else {
-            routing.register("/v1", routes.recording("/v1", new io.strand.app.cluster.ClusterHttp(s.cluster, io, s.audit, s::url)))
-                    .register("/v1", routes.recording("/v1", new io.strand.app.cluster.SingleNodeOnly()))
-                    .any("/ds/*", io.strand.app.cluster.SingleNodeOnly::refuse);
+            routing.register("/v1", routes.recording("/v1", new ClusterHttp(s.cluster, io, s.audit, s::url)))
+                    .register("/v1", routes.recording("/v1", new SingleNodeOnly()))
+                    .any("/ds/*", SingleNodeOnly::refuse);
         }
         routing
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)

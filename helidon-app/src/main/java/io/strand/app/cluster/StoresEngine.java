@@ -48,7 +48,7 @@ final class StoresEngine implements ShardEngine {
         try {
             ShardCommands.Command c = ShardCommands.read(command);
             reply = switch (c.type()) {
-                case ShardCommands.APPEND -> writes.append(c.ws(), c.name(), c.append().stampedAt(stampedAtMillis))
+                case ShardCommands.APPEND -> writes.append(c.ws(), c.name(), c.append().withStampedAt(stampedAtMillis))
                         .thenApply(ShardCommands::appendReply);
                 case ShardCommands.DOC -> writes.doc(c.op(), io.strand.docstore.DocId.of(c.ws(), c.name()), c.body()).thenApply(ShardCommands::jsonReply);
                 case ShardCommands.TXN -> writes.txn(c.ws(), c.body(), Principal.ROOT).thenApply(ShardCommands::jsonReply);
