@@ -29,7 +29,7 @@ import net.openhft.chronicle.wire.DocumentContext;
  * The queue is never forced here: in {@code fsync} mode each append's excerpt is also logged to
  * the {@link io.strand.core.WriteAheadLog}, which replays it into the queue after a power loss.
  *
- * <p>Every excerpt read is checked against its checksum ({@link EntryCodec}); a damaged one is a
+ * <p>Every excerpt read is checked against its checksum ({@link HotExcerptCodec}); a damaged one is a
  * {@code corrupt} error naming the workspace, log and seq, never data.
  *
  * <p>Disk space: the queue's files are mapped sparse, so an append claims its bytes from the
@@ -131,7 +131,7 @@ final class HotLog implements AutoCloseable {
             while (cycle <= last && cycle != -1) {
                 if (tailer.moveToCycle(cycle)) {
                     long startIndex = tailer.index();
-                    EntryCodec.Header h = readHeaderAt(tailer);
+                    HotExcerptCodec.Header h = readHeaderAt(tailer);
                     if (h != null) {
                         index.cycleStarted(cycle, h.firstSeq(), startIndex);
                     }
@@ -145,18 +145,18 @@ final class HotLog implements AutoCloseable {
         } catch (java.text.ParseException e) {
             throw new StrandException(ErrorCode.CORRUPT, "cannot list cycles of " + dir + ": " + e.getMessage());
         }
-        EntryCodec.Header tail = lastHeader();
+        HotExcerptCodec.Header tail = lastHeader();
         if (tail == null) {
             firstSeq = 0;
             return;
         }
         firstSeq = firstReadableSeq();
-        if (tail.kind() == EntryCodec.ENTRIES) {
+        if (tail.kind() == HotExcerptCodec.ENTRIES) {
             lastSeq = tail.firstSeq() + tail.count() - 1;
             lastTs = tail.ts();
             completePaddings(tail.firstSeq() + 1, tail.firstSeq());
         } else {
-            EntryCodec.Header head = headerAt(tail.headSeq());
+            HotExcerptCodec.Header head = headerAt(tail.headSeq());
             lastSeq = head.firstSeq() + head.count() - 1;
             lastTs = head.ts();
             completePaddings(tail.firstSeq() + 1, head.firstSeq());
@@ -169,14 +169,14 @@ final class HotLog implements AutoCloseable {
         }
     }
 
-    private EntryCodec.Header lastHeader() {
+    private HotExcerptCodec.Header lastHeader() {
         try (ExcerptTailer tailer = queue.createTailer()) {
             tailer.direction(TailerDirection.BACKWARD).toEnd();
             return readHeaderAt(tailer);
         }
     }
 
-    private EntryCodec.Header readHeaderAt(ExcerptTailer tailer) {
+    private HotExcerptCodec.Header readHeaderAt(ExcerptTailer tailer) {
         try (DocumentContext dc = tailer.readingDocument()) {
             if (!dc.isPresent()) {
                 return null;
@@ -190,9 +190,9 @@ final class HotLog implements AutoCloseable {
      * {@code corrupt} naming the seq its queue index stands for, else {@code seqHint} (the seq the
      * caller was looking for; 0 = not known).
      */
-    private EntryCodec.Header header(DocumentContext dc, long seqHint) {
+    private HotExcerptCodec.Header header(DocumentContext dc, long seqHint) {
         try {
-            return EntryCodec.readHeader(dc.wire().bytes());
+            return HotExcerptCodec.readHeader(dc.wire().bytes());
         } catch (StrandException e) {
             if (e.code() != ErrorCode.CORRUPT || e.extras().containsKey("seq")) {
                 throw e;
@@ -205,9 +205,9 @@ final class HotLog implements AutoCloseable {
     }
 
     /** The ENTRIES header holding {@code seq} (following a padding back to its batch). */
-    private EntryCodec.Header headerAt(long seq) {
+    private HotExcerptCodec.Header headerAt(long seq) {
         try (ExcerptTailer tailer = queue.createTailer()) {
-            EntryCodec.Header h = moveTo(tailer, seq);
+            HotExcerptCodec.Header h = moveTo(tailer, seq);
             if (h == null) {
                 throw corrupt(seq, "no excerpt at its index");
             }
@@ -219,13 +219,13 @@ final class HotLog implements AutoCloseable {
      * Positions {@code tailer} at the ENTRIES excerpt that holds {@code seq} and returns its header
      * without consuming the excerpt; null when the seq is not in the queue.
      */
-    private EntryCodec.Header moveTo(ExcerptTailer tailer, long seq) {
+    private HotExcerptCodec.Header moveTo(ExcerptTailer tailer, long seq) {
         for (int hop = 0; hop < 2; hop++) {
             long idx = index.indexOf(seq);
             if (idx < 0 || !tailer.moveToIndex(idx)) {
                 return null;
             }
-            EntryCodec.Header h;
+            HotExcerptCodec.Header h;
             try (DocumentContext dc = tailer.readingDocument()) {
                 if (!dc.isPresent()) {
                     return null;
@@ -233,7 +233,7 @@ final class HotLog implements AutoCloseable {
                 h = header(dc, seq);
                 dc.rollbackOnClose();
             }
-            if (h.kind() == EntryCodec.ENTRIES) {
+            if (h.kind() == HotExcerptCodec.ENTRIES) {
                 if (seq < h.firstSeq() || seq > h.lastSeq()) {
                     throw corrupt(seq, "index points at seqs " + h.firstSeq() + ".." + h.lastSeq());
                 }
@@ -284,7 +284,7 @@ final class HotLog implements AutoCloseable {
         long first = lastSeq + 1;
         long stamped = Math.max(ts, lastTs);
         encoded.clear();
-        EntryCodec.writeEntries(encoded, first, stamped, data, keys, producerId, producerSeq);
+        HotExcerptCodec.writeEntries(encoded, first, stamped, data, keys, producerId, producerSeq);
         long need = encoded.readRemaining() + (long) EXCERPT_OVERHEAD_BYTES * data.size();
         if (queue.cycle() != index.lastCycle()) {
             need += NEW_FILE_BYTES; // this append opens a new cycle file
@@ -322,14 +322,14 @@ final class HotLog implements AutoCloseable {
      *         any other batch that does not follow the head is corrupt
      */
     boolean replay(byte[] excerpt) {
-        EntryCodec.Header h;
+        HotExcerptCodec.Header h;
         try {
-            h = EntryCodec.readHeader(Bytes.wrapForRead(excerpt));
+            h = HotExcerptCodec.readHeader(Bytes.wrapForRead(excerpt));
         } catch (StrandException e) {
             throw e.code() == ErrorCode.CORRUPT ? corrupt(lastSeq + 1, "write-ahead copy of the batch after the head: "
                     + e.getMessage()) : e;
         }
-        if (h.kind() != EntryCodec.ENTRIES) {
+        if (h.kind() != HotExcerptCodec.ENTRIES) {
             throw corrupt(h.firstSeq(), "write-ahead record is not a batch");
         }
         if (h.lastSeq() <= lastSeq) {
@@ -363,7 +363,7 @@ final class HotLog implements AutoCloseable {
         boolean known = false;
         try {
             cursor.nextSeq = -1;
-            EntryCodec.Header h = moveTo(cursor.tailer, seq);
+            HotExcerptCodec.Header h = moveTo(cursor.tailer, seq);
             if (h != null) {
                 cursor.nextSeq = h.firstSeq(); // left at the batch's excerpt, unread, as tsOf leaves it
                 known = true;
@@ -430,7 +430,7 @@ final class HotLog implements AutoCloseable {
     private void writePadding(long seq, long headSeq) {
         ExcerptAppender a = appender();
         padding.clear();
-        EntryCodec.writePadding(padding, seq, headSeq);
+        HotExcerptCodec.writePadding(padding, seq, headSeq);
         try (DocumentContext dc = a.writingDocument()) {
             try {
                 dc.wire().bytes().write(padding, padding.readPosition(), padding.readRemaining());
@@ -537,8 +537,8 @@ final class HotLog implements AutoCloseable {
                 present = dc.isPresent();
                 if (present) {
                     Bytes<?> in = dc.wire().bytes();
-                    EntryCodec.Header h = header(dc, next);
-                    if (h.kind() == EntryCodec.PADDING || h.lastSeq() < next) {
+                    HotExcerptCodec.Header h = header(dc, next);
+                    if (h.kind() == HotExcerptCodec.PADDING || h.lastSeq() < next) {
                         continue; // a padding, or a batch delivered before
                     }
                     if (h.firstSeq() > next) {
@@ -553,12 +553,12 @@ final class HotLog implements AutoCloseable {
                     for (int i = 0; present && i < h.count(); i++) {
                         long seq = h.firstSeq() + i;
                         if (seq < next) {
-                            EntryCodec.skipEntry(in);
+                            HotExcerptCodec.skipEntry(in);
                         } else if (seq > toSeq || count >= maxEntries || (count > 0 && bytes >= maxBytes)) {
                             dc.rollbackOnClose(); // the rest of this batch is for the next read
                             break reading;
                         } else {
-                            bytes += EntryCodec.readEntry(in, seq, h.ts(), cursor, sink);
+                            bytes += HotExcerptCodec.readEntry(in, seq, h.ts(), cursor, sink);
                             count++;
                             next = seq + 1;
                         }
@@ -594,7 +594,7 @@ final class HotLog implements AutoCloseable {
         boolean known = false;
         try {
             cursor.nextSeq = -1;
-            EntryCodec.Header h = moveTo(cursor.tailer, seq);
+            HotExcerptCodec.Header h = moveTo(cursor.tailer, seq);
             if (h == null) {
                 throw corrupt(seq, "no excerpt at its index");
             }
@@ -632,7 +632,7 @@ final class HotLog implements AutoCloseable {
                         return;
                     }
                     Bytes<?> in = dc.wire().bytes();
-                    EntryCodec.Header h;
+                    HotExcerptCodec.Header h;
                     try {
                         h = header(dc, 0);
                     } catch (StrandException e) {
@@ -643,8 +643,8 @@ final class HotLog implements AutoCloseable {
                         LOG.log(System.Logger.Level.ERROR, "skipping a damaged excerpt while counting: " + e.getMessage());
                         continue;
                     }
-                    if (h.kind() == EntryCodec.ENTRIES) {
-                        visitor.visit(h, EntryCodec.dataBytes(in, h.count()));
+                    if (h.kind() == HotExcerptCodec.ENTRIES) {
+                        visitor.visit(h, HotExcerptCodec.dataBytes(in, h.count()));
                     }
                 }
             }
@@ -652,7 +652,7 @@ final class HotLog implements AutoCloseable {
     }
 
     interface HeaderVisitor {
-        void visit(EntryCodec.Header header, long dataBytes);
+        void visit(HotExcerptCodec.Header header, long dataBytes);
     }
 
     /**
@@ -717,8 +717,8 @@ final class HotLog implements AutoCloseable {
                     if (!dc.isPresent()) {
                         return 0;
                     }
-                    EntryCodec.Header h = header(dc, 0);
-                    if (h.kind() == EntryCodec.ENTRIES) {
+                    HotExcerptCodec.Header h = header(dc, 0);
+                    if (h.kind() == HotExcerptCodec.ENTRIES) {
                         return h.firstSeq();
                     }
                 }

@@ -237,7 +237,7 @@ final class Log implements AutoCloseable {
     private static byte[] encode(AppendRequest req, long firstSeq, long ts) {
         var out = net.openhft.chronicle.bytes.Bytes.allocateElasticOnHeap(1024);
         try {
-            EntryCodec.writeEntries(out, firstSeq, ts, req.data(), req.keys(),
+            HotExcerptCodec.writeEntries(out, firstSeq, ts, req.data(), req.keys(),
                     req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
             return out.toByteArray();
         } finally {
@@ -252,14 +252,14 @@ final class Log implements AutoCloseable {
 
     /** Appends an excerpt made by {@link #stage} (the second half); the caller's commit publishes the head once durable. */
     AppendResult applyStaged(byte[] excerpt, Writers.Commit commit, String durable) {
-        EntryCodec.Header h = EntryCodec.readHeader(net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt));
+        HotExcerptCodec.Header h = HotExcerptCodec.readHeader(net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt));
         if (h.firstSeq() != hot.lastSeq() + 1) {
             throw new IllegalStateException("log " + walKey + " moved between stage and apply");
         }
         hot.replay(excerpt);
         var in = net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt);
-        EntryCodec.readHeader(in);
-        bytes += EntryCodec.dataBytes(in, h.count());
+        HotExcerptCodec.readHeader(in);
+        bytes += HotExcerptCodec.dataBytes(in, h.count());
         if (h.producerId() != null) {
             producers.record(h.producerId(), h.producerSeq(), h.firstSeq(), h.lastSeq());
         }
@@ -281,8 +281,8 @@ final class Log implements AutoCloseable {
             return;
         }
         var in = net.openhft.chronicle.bytes.Bytes.wrapForRead(excerpt);
-        EntryCodec.Header h = EntryCodec.readHeader(in);
-        bytes += EntryCodec.dataBytes(in, h.count());
+        HotExcerptCodec.Header h = HotExcerptCodec.readHeader(in);
+        bytes += HotExcerptCodec.dataBytes(in, h.count());
         if (h.producerId() != null) {
             producers.record(h.producerId(), h.producerSeq(), h.firstSeq(), h.lastSeq());
         }

@@ -143,7 +143,7 @@ class HotLogChecksumTest {
     @Test
     void replayShouldReportCorruptWhenTheWriteAheadCopyIsDamaged() {
         Bytes<?> out = Bytes.allocateElasticOnHeap(64);
-        EntryCodec.writeEntries(out, 1, 1000, List.of(marked(1)), Collections.singletonList(null), null, 0);
+        HotExcerptCodec.writeEntries(out, 1, 1000, List.of(marked(1)), Collections.singletonList(null), null, 0);
         byte[] excerpt = out.toByteArray();
         excerpt[excerpt.length - 7] ^= 0x10;
         try (HotLog hot = open()) {
@@ -159,7 +159,7 @@ class HotLogChecksumTest {
             for (int seq = 1; seq <= 3; seq++) {
                 hot.append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
                 Bytes<?> out = Bytes.allocateElasticOnHeap(64);
-                EntryCodec.writeEntries(out, seq, 1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                HotExcerptCodec.writeEntries(out, seq, 1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
                 walCopies[seq - 1] = out.toByteArray();
             }
         }
