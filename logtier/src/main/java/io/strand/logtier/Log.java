@@ -165,7 +165,7 @@ final class Log implements AutoCloseable {
         // head never needs the object store: appends keep working while it is down.
         long head = hot.lastSeq();
         requireHead(name, req, head);
-        long first = hot.append(System.currentTimeMillis(), req.data(), req.keys(),
+        long first = hot.append(req.stampOr(System.currentTimeMillis()), req.data(), req.keys(),
                 req.producerId(), req.producerSeq() == null ? 0 : req.producerSeq());
         long last = hot.lastSeq();
         for (byte[] d : req.data()) {
@@ -204,7 +204,7 @@ final class Log implements AutoCloseable {
         }
         long head = hot.lastSeq();
         requireHead(name, req, head);
-        byte[] excerpt = encode(req, head + 1, Math.max(System.currentTimeMillis(), hot.lastTs()));
+        byte[] excerpt = encode(req, head + 1, Math.max(req.stampOr(System.currentTimeMillis()), hot.lastTs()));
         hot.prepareStaged(excerpt.length, req.data().size());
         return excerpt;
     }
@@ -215,7 +215,7 @@ final class Log implements AutoCloseable {
      */
     static byte[] stageFirst(String name, AppendRequest req) {
         requireHead(name, req, 0);
-        return encode(req, 1, System.currentTimeMillis());
+        return encode(req, 1, req.stampOr(System.currentTimeMillis()));
     }
 
     /** Refuses a producerSeq older than this log's retry window (append and stage alike). */

@@ -238,6 +238,40 @@ class LogStoreTest {
         }
     }
 
+    /** In a cluster the leader stamps each batch, so every replica stores the same ts: the stamp wins over the clock. */
+    @Test
+    void appendShouldStoreTheGivenStampWhenTheRequestCarriesOne() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        long stamp = 1_600_000_000_000L; // years before this node's clock
+        AppendResult first = store.append("w", "s", batch(2, 0).withStampedAt(stamp)).join();
+        assertEquals(stamp, first.ts());
+        assertEquals(List.of(stamp, stamp), store.readForward("w", "s", 1, 10).entries().stream().map(Entry::ts).toList());
+        assertEquals(stamp + 7, store.append("w", "s", one("3").withStampedAt(stamp + 7)).join().ts());
+        assertEquals(stamp + 7, store.append("w", "s", one("4").withStampedAt(stamp - 5_000)).join().ts(),
+                "a stamp before the log's last ts is raised to it: ts never decreases within a log");
+        long clock = System.currentTimeMillis();
+        assertTrue(store.append("w", "s", one("5")).join().ts() >= clock, "no stamp: the node's clock");
+        assertEquals(List.of(stamp, stamp, stamp + 7, stamp + 7),
+                store.readForward("w", "s", 1, 4).entries().stream().map(Entry::ts).toList());
+    }
+
+    /** A txn's staged append keeps the stamp too, for a log that exists and for one the txn creates. */
+    @Test
+    void stageShouldStoreTheGivenStampWhenTheRequestCarriesOne() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        long stamp = 1_600_000_000_000L;
+        store.append("w", "old", one("1").withStampedAt(stamp)).join();
+        List<AppendResult> applied = store.writers().submit("w", commit -> {
+            StagedAppend existing = store.stage("w", "old", one("2").withStampedAt(stamp + 1));
+            StagedAppend created = store.stage("w", "new", one("1").withStampedAt(stamp + 2));
+            return List.of(existing.apply(commit, "os"), created.apply(commit, "os"));
+        }).join();
+        assertEquals(stamp + 1, applied.get(0).ts());
+        assertEquals(stamp + 2, applied.get(1).ts());
+        assertEquals(stamp + 1, store.readForward("w", "old", 2, 1).entries().getFirst().ts());
+        assertEquals(stamp + 2, store.readForward("w", "new", 1, 1).entries().getFirst().ts());
+    }
+
     @Test
     void readFromTimeShouldStartAtFirstEntryAtOrAfterTime() {
         open(LogConfig.defaults(dir, Durability.OS));
