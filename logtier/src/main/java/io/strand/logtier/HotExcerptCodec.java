@@ -13,7 +13,7 @@ import net.openhft.chronicle.bytes.Bytes;
  * (Chronicle publishes an excerpt atomically). A batch of {@code k} entries is followed by
  * {@code k-1} padding excerpts so that every seq owns exactly one queue index: seq → index stays
  * arithmetic within a roll cycle ({@link SeqIndex}). Written by the log's writer only
- * ({@link HotLog}); read by any thread.
+ * ({@link HotAppender}); read by any thread.
  *
  * <p>Format 2 (written since excerpts carry a checksum): every excerpt ends with a CRC32C of all
  * its bytes before it, kind byte included. Integers are little-endian (Chronicle's byte order),
@@ -35,7 +35,7 @@ import net.openhft.chronicle.bytes.Bytes;
  *
  * <p>Commit point: the ENTRIES excerpt's Chronicle header, which the queue marks complete only after
  * every byte above, checksum included, is in place. A crash before it leaves nothing; a crash among
- * the paddings leaves the data whole and {@link HotLog} writes the missing paddings on the next
+ * the paddings leaves the data whole and {@link HotAppender} writes the missing paddings on the next
  * open. A power loss (the queue is not forced; the write-ahead log is) can leave a complete header
  * over pages that never reached the disk: the checksum turns that, like any flipped bit, into a
  * {@code corrupt} error instead of data.
@@ -170,12 +170,16 @@ final class HotExcerptCodec {
     }
 
     /**
-     * Reads the next entry of an ENTRIES excerpt and hands it to {@code sink}, its data copied
-     * through the cursor's scratch array (no object per entry); returns its {@link Entry#weight}.
+     * Reads the next entry of an ENTRIES excerpt and hands it to {@code limit} if it fits the page,
+     * its data copied through the cursor's scratch array (no object per entry); false, having handed
+     * over nothing, when it does not (the caller leaves the excerpt unread for the next page).
      */
-    static int readEntry(Bytes<?> in, long seq, long ts, ReadCursors.Cursor cursor, EntrySink sink) {
+    static boolean readEntry(Bytes<?> in, long seq, long ts, ReadCursors.Cursor cursor, LogReader.Limit limit) {
         String key = in.readByte() != 0 ? in.readUtf8() : null;
         int n = (int) in.readStopBit();
+        if (!limit.fits(Entry.weight(n, key))) {
+            return false;
+        }
         byte[] scratch = cursor.scratch;
         if (scratch.length < n) {
             scratch = new byte[Math.max(n, scratch.length * 2)];
@@ -184,8 +188,8 @@ final class HotExcerptCodec {
         if (n > 0 && in.read(scratch, 0, n) != n) {
             throw new IllegalStateException("entry " + seq + " is cut short: " + n + " data bytes announced");
         }
-        sink.entry(seq, ts, key, scratch, 0, n);
-        return Entry.weight(n, key);
+        limit.entry(seq, ts, key, scratch, 0, n);
+        return true;
     }
 
     /** Skips the next entry of an ENTRIES excerpt. */

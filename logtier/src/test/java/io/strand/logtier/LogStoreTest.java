@@ -337,6 +337,80 @@ class LogStoreTest {
     }
 
     /**
+     * A delete whose turn waits (here its write-ahead record is replayed behind a blocked turn) while
+     * the reaper closes the log and forgets its slot, and the log is opened again through a new slot:
+     * the delete must go through the slot the registry holds then, closing that log and telling its
+     * watchers, never delete the files under a queue left open in the new slot.
+     */
+    @Test
+    void aDeleteQueuedWhileItsSlotIsForgottenShouldDeleteTheLogReopenedThroughTheNewSlot() throws Exception {
+        open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ofHours(1), 1));
+        store.forgetSlotsAfter(java.time.Duration.ZERO);
+        store.append("w", "d", batch(3, 0)).join();
+        store.append("w", "other", one("{}")).join(); // two open, one over the cap: "d", used least recently, is closed first
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Object> blocker = store.writers().submit("w", commit -> {
+            running.countDown();
+            release.await();
+            return null;
+        });
+        assertTrue(running.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        CompletableFuture<?> delete = writers.replay(LogStore.WAL_DELETE,
+                java.nio.ByteBuffer.wrap(WriteAheadLog.keyed("w/d", new byte[0]))); // its turn waits behind the blocker
+        store.closeIdle(); // or the store's own reaper got there first: "d" closes and its slot goes
+        assertEquals(3, store.readForward("w", "d", 1, 10).entries().size(), "opened again, through a new slot");
+        try (LogWatch watch = store.watch("w", "d")) {
+            release.countDown();
+            blocker.join();
+            delete.join();
+            assertTrue(watch.deleted(), "the watch of the log open now sees the delete");
+            assertFalse(store.info("w", "d").isPresent(), "the log open now is the one deleted");
+        }
+        assertEquals(1, store.append("w", "d", one("\"new\"")).join().firstSeq());
+        assertEquals(List.of(1L), seqs(store.readForward("w", "d", 1, 10)));
+    }
+
+    /** A subscription's cursor reads the chunk at its place, moved on by its owner, and holds the log's watch meanwhile. */
+    @Test
+    void cursorShouldReadTheChunkAtItsPlaceUntilMoved() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        store.append("w", "c", batch(10, 0)).join();
+        List<Entry> got = new ArrayList<>();
+        try (LogCursor cursor = store.cursor("w", "c", 0)) {
+            assertEquals(1, cursor.next());
+            assertEquals(5, cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add)).next());
+            assertEquals(1, cursor.next(), "reading does not move the cursor");
+            cursor.moveTo(5);
+            PageInfo page = cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add));
+            assertEquals(9, page.next());
+            cursor.moveTo(page.next());
+            page = cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add));
+            assertEquals(2, page.count());
+            assertEquals(10, page.head());
+            cursor.moveTo(page.next());
+            assertEquals(0, cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add)).count(), "at the head");
+            assertEquals(1, store.watchers("w", "c"));
+        }
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L), got.stream().map(Entry::seq).toList());
+        assertEquals(0, store.watchers("w", "c"), "closing the cursor closes its watch");
+    }
+
+    /** A page never passes its byte limit, except that its first entry always fits: counted the same for every read. */
+    @Test
+    void chunkShouldStopBeforeTheEntryThatWouldPassMaxBytes() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        store.append("w", "b", batch(6, 0)).join();
+        int weight = io.strand.core.Entry.weight("{\"i\":0}".length(), "k0"); // entries 0, 2, 4 have keys "k0", "k2", "k4"
+        int unkeyed = io.strand.core.Entry.weight("{\"i\":1}".length(), null);
+        assertEquals(1, store.readChunk("w", "b", 1, 100, 1, (seq, ts, key, data, offset, length) -> { }).count(), "the first always fits");
+        assertEquals(2, store.readChunk("w", "b", 1, 100, weight + unkeyed, (seq, ts, key, data, offset, length) -> { }).count());
+        assertEquals(2, store.readChunk("w", "b", 1, 100, weight + unkeyed + weight - 1, (seq, ts, key, data, offset, length) -> { }).count());
+        assertEquals(3, store.readChunk("w", "b", 1, 100, weight + unkeyed + weight, (seq, ts, key, data, offset, length) -> { }).count());
+        assertEquals(2, store.readChunk("w", "b", 1, 2, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> { }).count());
+    }
+
+    /**
      * Readers page through their logs again and again while another thread runs the reaper's turn
      * without pause (every log not in use is closed at once); every page must be exact, and when the
      * store closes, every queue and every pooled tailer must be closed with it.
