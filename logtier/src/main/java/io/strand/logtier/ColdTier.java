@@ -100,7 +100,7 @@ public final class ColdTier implements AutoCloseable {
 
         @Override
         public boolean take(Entry e) {
-            if (e.seq() != next || e.seq() > toSeq || !limit.fits(e.weight())) {
+            if (e.seq() != next || e.seq() > toSeq || !limit.wantsMore()) {
                 return false;
             }
             limit.entry(e.seq(), e.ts(), e.key(), e.data(), 0, e.data().length);

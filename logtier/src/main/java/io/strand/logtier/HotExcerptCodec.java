@@ -170,16 +170,12 @@ final class HotExcerptCodec {
     }
 
     /**
-     * Reads the next entry of an ENTRIES excerpt and hands it to {@code limit} if it fits the page,
-     * its data copied through the cursor's scratch array (no object per entry); false, having handed
-     * over nothing, when it does not (the caller leaves the excerpt unread for the next page).
+     * Reads the next entry of an ENTRIES excerpt and hands it to {@code sink}, its data copied
+     * through the cursor's scratch array (no object per entry); returns its {@link Entry#weight}.
      */
-    static boolean readEntry(Bytes<?> in, long seq, long ts, ReadCursors.Cursor cursor, LogReader.Limit limit) {
+    static int readEntry(Bytes<?> in, long seq, long ts, ReadCursors.Cursor cursor, EntrySink sink) {
         String key = in.readByte() != 0 ? in.readUtf8() : null;
         int n = (int) in.readStopBit();
-        if (!limit.fits(Entry.weight(n, key))) {
-            return false;
-        }
         byte[] scratch = cursor.scratch;
         if (scratch.length < n) {
             scratch = new byte[Math.max(n, scratch.length * 2)];
@@ -188,8 +184,8 @@ final class HotExcerptCodec {
         if (n > 0 && in.read(scratch, 0, n) != n) {
             throw new IllegalStateException("entry " + seq + " is cut short: " + n + " data bytes announced");
         }
-        limit.entry(seq, ts, key, scratch, 0, n);
-        return true;
+        sink.entry(seq, ts, key, scratch, 0, n);
+        return Entry.weight(n, key);
     }
 
     /** Skips the next entry of an ENTRIES excerpt. */

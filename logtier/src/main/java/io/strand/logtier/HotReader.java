@@ -88,10 +88,11 @@ final class HotReader {
                         long seq = h.firstSeq() + i;
                         if (seq < next) {
                             HotExcerptCodec.skipEntry(in);
-                        } else if (seq > toSeq || !HotExcerptCodec.readEntry(in, seq, h.ts(), cursor, limit)) {
+                        } else if (seq > toSeq || !limit.wantsMore()) {
                             dc.rollbackOnClose(); // the rest of this batch is for the next read
                             break reading;
                         } else {
+                            HotExcerptCodec.readEntry(in, seq, h.ts(), cursor, limit);
                             next = seq + 1;
                         }
                     }

@@ -23,7 +23,7 @@ public final class LogCursor implements AutoCloseable {
 
     /**
      * The chunk at {@link #next()}, streamed into {@code sink}: at most {@code maxEntries} entries
-     * and {@code maxBytes} (the first entry always fits), after a {@code gap} when {@code next()}
+     * and about {@code maxBytes} ({@link LogReader.Limit}), after a {@code gap} when {@code next()}
      * lies below the log's first retained seq. The cursor stays where it is until {@link #moveTo}.
      */
     public PageInfo read(int maxEntries, long maxBytes, EntrySink sink) {

@@ -112,10 +112,11 @@ final class LogReader {
     }
 
     /**
-     * One page's limits, counted as entries pass to its sink: at most {@code maxEntries} entries and
-     * at most {@code maxBytes} of {@link Entry#weight}, except that a page always takes its first
-     * entry whatever its size. The only count of page limits in the log tier. Used by one reading
-     * thread.
+     * Used by one reading thread: one page's limits, counted as entries pass to its sink, the only
+     * count of page limits in the log tier. A page takes entries while it holds fewer than
+     * {@code maxEntries} and less than {@code maxBytes} of {@link Entry#weight}: it ends at the
+     * entry that reaches either, so its last entry may pass {@code maxBytes}, and its first entry
+     * is always taken, whatever its size.
      */
     static final class Limit implements EntrySink {
         private final int maxEntries;
@@ -131,17 +132,12 @@ final class LogReader {
             this.sink = sink;
         }
 
-        /** True while another entry may still fit: a reader checks this before it fetches more. */
+        /** True while the page takes another entry: a reader asks before each entry and before it fetches more. */
         boolean wantsMore() {
             return count < maxEntries && (count == 0 || bytes < maxBytes);
         }
 
-        /** True when an entry of {@code weight} fits: the first always does, later ones only within both limits. */
-        boolean fits(int weight) {
-            return count < maxEntries && (count == 0 || bytes + weight <= maxBytes);
-        }
-
-        /** Counts the entry and hands it to the sink; the reader asked {@link #fits} first. */
+        /** Counts the entry and hands it to the sink; the reader asked {@link #wantsMore} first. */
         @Override
         public void entry(long seq, long ts, String key, byte[] data, int offset, int length) {
             if (count++ == 0) {

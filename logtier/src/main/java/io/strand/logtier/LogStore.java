@@ -300,7 +300,7 @@ public final class LogStore implements AutoCloseable {
         return withLog(ws, name, log -> LogReader.fromTime(log, ts, limit, sink), LogReader.emptyPage(1));
     }
 
-    /** A chunk for a subscription, streamed into {@code sink}: at most {@code maxEntries} and {@code maxBytes} (the first entry always fits). */
+    /** A chunk for a subscription, streamed into {@code sink}: at most {@code maxEntries} and about {@code maxBytes} ({@link LogReader.Limit}). */
     public PageInfo readChunk(String ws, String name, long from, int maxEntries, long maxBytes, EntrySink sink) {
         return withLog(ws, name, log -> LogReader.forward(log, Math.max(from, 1), maxEntries, maxBytes, sink),
                 LogReader.emptyPage(from));

@@ -16,7 +16,7 @@ public final class LogWatch implements AutoCloseable {
         this.generation = slot.signal.generation();
     }
 
-    /** The next chunk from {@code from}, streamed into {@code sink}: at most {@code maxEntries} and {@code maxBytes}. */
+    /** The next chunk from {@code from}, streamed into {@code sink}: at most {@code maxEntries} and about {@code maxBytes} ({@link LogReader.Limit}). */
     public PageInfo read(long from, int maxEntries, long maxBytes, EntrySink sink) {
         long start = Math.max(from, 1);
         return withLog(log -> LogReader.forward(log, start, maxEntries, maxBytes, sink), LogReader.emptyPage(from));

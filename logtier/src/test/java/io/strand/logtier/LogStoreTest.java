@@ -396,18 +396,24 @@ class LogStoreTest {
         assertEquals(0, store.watchers("w", "c"), "closing the cursor closes its watch");
     }
 
-    /** A page never passes its byte limit, except that its first entry always fits: counted the same for every read. */
+    /** A chunk ends at the entry that reaches maxBytes (or maxEntries), and always takes its first entry. */
     @Test
-    void chunkShouldStopBeforeTheEntryThatWouldPassMaxBytes() {
+    void chunkShouldEndAtTheEntryThatReachesMaxBytes() {
         open(LogConfig.defaults(dir, Durability.OS));
         store.append("w", "b", batch(6, 0)).join();
-        int weight = io.strand.core.Entry.weight("{\"i\":0}".length(), "k0"); // entries 0, 2, 4 have keys "k0", "k2", "k4"
-        int unkeyed = io.strand.core.Entry.weight("{\"i\":1}".length(), null);
-        assertEquals(1, store.readChunk("w", "b", 1, 100, 1, (seq, ts, key, data, offset, length) -> { }).count(), "the first always fits");
-        assertEquals(2, store.readChunk("w", "b", 1, 100, weight + unkeyed, (seq, ts, key, data, offset, length) -> { }).count());
-        assertEquals(2, store.readChunk("w", "b", 1, 100, weight + unkeyed + weight - 1, (seq, ts, key, data, offset, length) -> { }).count());
-        assertEquals(3, store.readChunk("w", "b", 1, 100, weight + unkeyed + weight, (seq, ts, key, data, offset, length) -> { }).count());
-        assertEquals(2, store.readChunk("w", "b", 1, 2, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> { }).count());
+        int keyed = Entry.weight("{\"i\":0}".length(), "k0"); // entries 0, 2, 4 have keys "k0", "k2", "k4"
+        int unkeyed = Entry.weight("{\"i\":1}".length(), null);
+        assertEquals(1, chunk("b", 100, 1), "the first entry is always taken");
+        assertEquals(1, chunk("b", 100, keyed));
+        assertEquals(2, chunk("b", 100, keyed + 1), "the entry that reaches maxBytes ends the chunk");
+        assertEquals(2, chunk("b", 100, keyed + unkeyed));
+        assertEquals(3, chunk("b", 100, keyed + unkeyed + 1));
+        assertEquals(2, chunk("b", 2, Long.MAX_VALUE));
+    }
+
+    /** How many entries a chunk of log {@code name} from seq 1 holds. */
+    private int chunk(String name, int maxEntries, long maxBytes) {
+        return store.readChunk("w", name, 1, maxEntries, maxBytes, (seq, ts, key, data, offset, length) -> { }).count();
     }
 
     /**
