@@ -69,6 +69,7 @@ final class LogRegistry implements AutoCloseable {
             if (slot.hold()) {
                 return slot;
             }
+            Thread.onSpinWait(); // forgotten: the map drops it at once, and the next lookup makes a new slot
         }
     }
 
@@ -90,6 +91,7 @@ final class LogRegistry implements AutoCloseable {
             if (slot.addWatcher()) {
                 return slot;
             }
+            Thread.onSpinWait();
         }
     }
 
@@ -100,6 +102,7 @@ final class LogRegistry implements AutoCloseable {
             if (result != null) {
                 return result;
             }
+            Thread.onSpinWait();
         }
     }
 

@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>A trim's commit point is {@code retention.json} ({@link RetentionFile}) renamed and fsynced
  * with the new {@code first}; from then on no read serves a seq below it (reads take the log's
- * {@code first} when they start, see {@link LogStore}'s forward read), and the reply follows.
+ * {@code first} when they start, see {@link LogReader#forward}), and the reply follows.
  * Space comes back afterwards, on the worker, each step safe to repeat after a crash:
  * <ol>
  * <li>cold segments wholly below {@code first} are retired in one manifest commit (readers holding
