@@ -41,10 +41,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", paramLabel = "SECONDS",
             description = "Warm-up per scenario, on separate objects, before the measured run (default 20; 2 with --quick; 0 for none).")
     Integer warmupSeconds;
-    @Option(names = "--out", defaultValue = "bench-results", description = "Directory for the JSON results.")
+    @Option(names = "--out", defaultValue = "bench-results",
+            description = "Directory for the results: bench-<time>.json and the same run as a Markdown table, bench-<time>.md.")
     Path out;
     @Option(names = "--report", paramLabel = "FILE.html",
-            description = "Also write the run as one self-contained HTML page: charts of each scenario's throughput and "
+            description = "Also write the run as one self-contained HTML page: charts of each scenario's throughput (with CPU per unit) and "
                     + "latency percentiles, the disk probe, the durability mode and the machine.")
     Path report;
     private ColdBenchmarks cold;
