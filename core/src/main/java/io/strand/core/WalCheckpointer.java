@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * Makes the stores' page cache durable, then lets write-ahead segments go. Thread-safe: lanes hand
- * full segments over through a concurrent queue to the checkpointer's agent ({@code wal-checkpointer});
- * recovery and close checkpoint on their own thread, while no lane writes and the agent is idle or
- * stopped.
+ * Makes the stores' page cache durable, then lets write-ahead segments go, on its agent's thread
+ * ({@code wal-checkpointer}) or, at start and close, the caller's. Thread-safe: lanes hand full
+ * segments over through a concurrent queue; recovery and close checkpoint while no lane writes and
+ * the agent is idle or stopped.
  *
  * <p>A checkpoint calls {@code syncfs} on the data directory's file system ({@link FileSystemSync}),
  * which writes back every store's dirty pages (queues, doc journal, map) in one call; only then are

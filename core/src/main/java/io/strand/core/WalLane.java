@@ -9,9 +9,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * One writer thread's run of write-ahead segments. Owned by that writer thread: {@link #ensureRoom}
- * and {@link #write} run only there; {@link #closeAndList} runs at close, after the writers stopped.
- * Its next segment is prepared by the {@link WalSegmentPool} while the current one fills.
+ * One writer thread's run of write-ahead segments, used only on that thread ({@link #closeAndList}
+ * runs at close, after the writers stopped). Its next segment is prepared by the
+ * {@link WalSegmentPool} while the current one fills.
  *
  * <p>The lane moves on to its next segment when a group does not fit, or when the current segment
  * holds {@code checkpointRecords} records, and hands the full one to the {@link WalCheckpointer}.
@@ -95,6 +95,19 @@ final class WalLane implements CommitLog.Lane {
         if (full != null) {
             full.close();
             checkpointer.handOver(full.path());
+        }
+    }
+
+    /**
+     * Waits until the spare the pool is preparing, if any, exists. For tests that leave writers
+     * open to stand for a crash (a real one has no thread left to create a spare after the next
+     * start listed the directory); call once this lane's writes are acknowledged, which orders
+     * them before this read of its spare.
+     */
+    void awaitSpare() {
+        CompletableFuture<WalSegment> spare = next;
+        if (spare != null) {
+            spare.handle((segment, failure) -> null).join();
         }
     }
 

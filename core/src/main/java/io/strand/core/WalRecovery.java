@@ -9,10 +9,10 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Hands every record the last run left in the write-ahead directory to the {@link CommitLog.Replayer}
- * of its type, in the order each lane wrote them, then checkpoints and lets those segments go.
- * Thread-safe: replayers register from any thread (a concurrent map); {@link #recover} runs once,
- * on the start-up thread, before traffic.
+ * Start-up thread only (replayers register from any thread, into a concurrent map): hands every
+ * record the last run left in the write-ahead directory to the {@link CommitLog.Replayer} of its
+ * type, in the order each lane wrote them, then checkpoints and lets those segments go. Runs once,
+ * before traffic.
  *
  * <p>Every leftover segment is read once before anything is replayed, so a corrupt one
  * ({@link WalSegment#read}) refuses the start with nothing applied, and is kept. Replayers must be

@@ -10,9 +10,9 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
- * One write-ahead segment file open for its lane's groups: the file format, the group write that
- * is a group's commit point, and the reader recovery uses. An open segment is used only by its
- * lane's writer thread; the static members are stateless.
+ * One write-ahead segment file, written only by its lane's writer thread (the static members are
+ * stateless): the file format, the group write that is a group's commit point, and the reader
+ * recovery uses.
  *
  * <p>Layout (big-endian; file name {@code <lane>-<number>.wal}, or {@code free-<n>.wal} while it
  * waits for reuse in the {@link WalSegmentPool}):

@@ -23,10 +23,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The write-ahead directory's segment files: names them, makes a lane's next segment ready before
- * the lane needs it, and takes segments back once a checkpoint let them go. Thread-safe: the free
- * list is a concurrent deque and names come from atomics; spares are prepared on the pool's agent
- * ({@code wal-segment-pool}), or on a writer thread that cannot wait for one.
+ * Thread-safe (a concurrent free list, names from atomics) keeper of the write-ahead directory's
+ * segment files: names them, makes a lane's next segment ready before the lane needs it, on the
+ * pool's agent ({@code wal-segment-pool}) or on a writer thread that cannot wait for one, and takes
+ * segments back once a checkpoint let them go.
  *
  * <p>A segment is allocated and written in full before use, so a group's {@code O_DSYNC} write
  * changes no file size and needs no metadata journal commit. A checkpointed segment is recycled

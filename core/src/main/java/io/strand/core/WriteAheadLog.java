@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The single-node {@link CommitLog}: what makes a group commit durable in {@code fsync} mode.
- * Thread-safe: each writer thread writes only its own lane; lanes are made and closed under this
- * object's lock, and the parts below say who owns what.
+ * Thread-safe single-node {@link CommitLog} (each writer thread writes only its own lane; lanes are
+ * made and closed under this object's lock; the parts below say who owns what): what makes a group
+ * commit durable in {@code fsync} mode.
  *
  * <p>Each writer thread owns a lane: a run of segment files, fully allocated and written before use,
  * opened with {@code O_DSYNC}, so one group costs one write and one device flush, and no metadata
@@ -129,6 +129,11 @@ public final class WriteAheadLog implements CommitLog {
             // whatever is left is replayed next start
         }
         checkpointer.checkpoint(all.stream().distinct().toList());
+    }
+
+    /** Waits for every lane's spare segment ({@link WalLane#awaitSpare}); for tests that stand for a crash by leaving writers open. */
+    synchronized void awaitSpares() {
+        lanes.forEach(WalLane::awaitSpare);
     }
 
     /** {@link WalRecordType#keyed(String, byte[])}, for callers that have not moved to it yet. */

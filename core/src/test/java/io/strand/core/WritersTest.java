@@ -142,11 +142,13 @@ class WritersTest {
     /** {@code os} mode logs nothing, but a start still replays what an earlier {@code fsync} run left in its log. */
     @Test
     void osModeShouldStillReplayWhatAnFsyncRunLeft() {
-        Writers crashed = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir), n -> { }); // left open
+        WriteAheadLog fsyncLog = new WriteAheadLog(dir, 1 << 20);
+        Writers crashed = new Writers("t", 1, Durability.FSYNC, 64, fsyncLog, n -> { }); // left open, as a kill leaves it
         crashed.submit("a", c -> {
             c.log(TYPE, "from fsync".getBytes(StandardCharsets.UTF_8));
             return null;
         }).join();
+        fsyncLog.awaitSpares();
         List<String> seen = new ArrayList<>();
         try (Writers writers = new Writers("t", 1, Durability.OS, 64, new WriteAheadLog(dir), n -> { })) {
             writers.onReplay(TYPE, payload -> {
