@@ -97,7 +97,7 @@ public final class ShardProposer {
 
     static StrandException unavailable(int shard, String why) {
         return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + " cannot commit now (" + why
-                + "); the write may or may not be applied: retry it, idempotently", Map.of("retryable", true, "shard", shard));
+                + "); the write may or may not be applied: retry it, idempotently", Map.of("retryable", true, "outcome", "unknown", "shard", shard));
     }
 
     private record Pending(byte[] command, CompletableFuture<byte[]> reply) {

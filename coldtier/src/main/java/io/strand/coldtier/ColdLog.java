@@ -137,33 +137,78 @@ public final class ColdLog {
     // ------------------------------------------------------------------------------------------ read
 
     /**
+     * Where a streaming {@link #read(long, EntryTaker)} hands its entries, in seq order, and when it
+     * ends: the caller counts its own page. Used by the reading thread only.
+     */
+    public interface EntryTaker {
+        /** False once the read should end before it fetches another block. */
+        boolean wantsMore();
+
+        /** The next entry; false refuses it, and the read ends before it. */
+        boolean take(Entry e);
+    }
+
+    /**
      * Up to {@code maxEntries} entries from {@code fromSeq} ascending (from the first cold seq if
      * {@code fromSeq} is older), stopping before the entry that would pass {@code maxBytes} of
-     * {@link Entry#weight()} (at least one entry is returned when any is available). Fetches only
-     * the blocks the page touches, each by one ranged read unless cached; with a read-ahead executor
-     * configured, a page ending in the second half of a block prefetches the next one. Re-reads the
-     * manifest once when {@code fromSeq} lies past the cached cold part. Empty past the cold part.
+     * {@link Entry#weight()} (at least one entry is returned when any is available), as
+     * {@link #read(long, EntryTaker)} reads them. Empty past the cold part.
      * Returned entries are shared with the block cache: never modify their {@code data} arrays.
      */
     public List<Entry> read(long fromSeq, int maxEntries, long maxBytes) {
         if (maxEntries < 1 || maxBytes < 1) {
             throw new IllegalArgumentException("maxEntries and maxBytes must be ≥ 1");
         }
+        List<Entry> out = new ArrayList<>();
+        read(fromSeq, new EntryTaker() {
+            private long bytes;
+
+            @Override
+            public boolean wantsMore() {
+                return out.size() < maxEntries && bytes < maxBytes;
+            }
+
+            @Override
+            public boolean take(Entry e) {
+                if (out.size() >= maxEntries || (!out.isEmpty() && bytes + e.weight() > maxBytes)) {
+                    return false;
+                }
+                out.add(e);
+                bytes += e.weight();
+                return true;
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Streams entries from {@code fromSeq} ascending (from the first cold seq if {@code fromSeq} is
+     * older) into {@code taker} until it refuses one, wants no more, or the cold part ends. Fetches
+     * only the blocks the read touches, each by one ranged read unless cached; with a read-ahead
+     * executor configured, a read ending in the second half of a block prefetches the next one.
+     * Re-reads the manifest once when {@code fromSeq} lies past the cached cold part. Entries are
+     * shared with the block cache: never modify their {@code data} arrays.
+     *
+     * @return the seq after the last entry taken ({@code fromSeq} when none was)
+     */
+    public long read(long fromSeq, EntryTaker taker) {
         return guard(() -> {
             Manifest m = manifest();
             if (fromSeq > m.lastSeq()) {
                 m = refresh(); // maybe rolled since we looked
             }
+            long[] next = {fromSeq};
             try {
-                return readPage(m, fromSeq, maxEntries, maxBytes);
+                readPage(m, next, taker);
             } catch (StrandException e) {
                 if (e.code() != ErrorCode.NOT_FOUND) {
                     throw e;
                 }
-                // A segment vanished: our manifest is older than a compaction's grace period. Once more, fresh.
+                // A segment vanished: our manifest is older than a compaction's grace period. Once more,
+                // fresh, from the seq after the last entry taken (none is handed over twice).
                 Manifest fresh = refresh();
                 try {
-                    return readPage(fresh, fromSeq, maxEntries, maxBytes);
+                    readPage(fresh, next, taker);
                 } catch (StrandException again) {
                     if (again.code() == ErrorCode.NOT_FOUND) {
                         throw new StrandException(ErrorCode.CORRUPT, "cold manifest " + manifestKey + " generation "
@@ -173,6 +218,7 @@ public final class ColdLog {
                     throw again;
                 }
             }
+            return next[0];
         });
     }
 
@@ -199,19 +245,18 @@ public final class ColdLog {
         });
     }
 
-    private List<Entry> readPage(Manifest m, long fromSeq, int maxEntries, long maxBytes) {
-        List<Entry> out = new ArrayList<>();
-        if (m.segments().isEmpty() || fromSeq > m.lastSeq()) {
-            return out;
+    /** Reads from {@code next[0]} into {@code taker}, moving {@code next[0]} past each entry taken. */
+    private void readPage(Manifest m, long[] next, EntryTaker taker) {
+        if (m.segments().isEmpty() || next[0] > m.lastSeq()) {
+            return;
         }
-        long seq = Math.max(fromSeq, m.firstSeq());
-        long bytes = 0;
+        long seq = Math.max(next[0], m.firstSeq());
         int si = m.segmentOf(seq);
         SegmentMeta lastMeta = null;
         int lastBlock = -1;
         outer:
         for (; si < m.segments().size(); si++) {
-            if (out.size() >= maxEntries || bytes >= maxBytes) {
+            if (!taker.wantsMore()) {
                 break; // a page ending at a segment's end must not open (fetch, or fail on) the next one
             }
             SegmentMeta meta = m.segments().get(si);
@@ -221,7 +266,7 @@ public final class ColdLog {
                 throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "footer has no block for seq " + seq);
             }
             for (; bi < r.blocks().size(); bi++) {
-                if (out.size() >= maxEntries || bytes >= maxBytes) {
+                if (!taker.wantsMore()) {
                     break outer;
                 }
                 List<Entry> entries = block(meta, r, bi);
@@ -229,19 +274,17 @@ public final class ColdLog {
                 lastBlock = bi;
                 for (int k = (int) (seq - r.blocks().get(bi).firstSeq()); k < entries.size(); k++) {
                     Entry e = entries.get(k);
-                    if (out.size() >= maxEntries || (!out.isEmpty() && bytes + e.weight() > maxBytes)) {
+                    if (!taker.take(e)) {
                         break outer;
                     }
-                    out.add(e);
-                    bytes += e.weight();
                     seq = e.seq() + 1;
+                    next[0] = seq;
                 }
             }
         }
         if (config.readAhead() != null && lastMeta != null) {
             readAhead(m, lastMeta, lastBlock, seq - 1);
         }
-        return out;
     }
 
     /** Sequential replay: once a page reaches the second half of a block, fetch the next block in the background. */

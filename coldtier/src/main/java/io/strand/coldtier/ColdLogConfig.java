@@ -20,6 +20,8 @@ public record ColdLogConfig(Path tempDir, int blockBytes, int zstdLevel, int max
                             Executor readAhead) {
 
     public static final int DEFAULT_MAX_COMMIT_ATTEMPTS = 8;
+    // The one home of the compaction defaults: ColdLog.compact(), POST .../cold/compact without a
+    // value (ColdHttp) and retention's grace all read these; `strand cold compact --help` quotes them.
     /** Compaction target: segments merged until about this size. */
     public static final long DEFAULT_COMPACTION_TARGET_BYTES = 64L * 1024 * 1024;
     /** How long a retired segment stays readable for readers holding an older manifest. */

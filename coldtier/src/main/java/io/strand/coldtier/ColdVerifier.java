@@ -18,7 +18,7 @@ import java.util.Set;
  * than reporting every segment as missing.
  */
 final class ColdVerifier {
-    private static final String ZERO_CHAIN = HexFormat.of().formatHex(EntryCodec.CHAIN_START);
+    private static final String ZERO_CHAIN = HexFormat.of().formatHex(BlockEntryCodec.CHAIN_START);
 
     private final ColdLog log;
 

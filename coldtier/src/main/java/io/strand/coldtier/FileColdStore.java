@@ -1,5 +1,6 @@
 package io.strand.coldtier;
 
+import io.strand.core.DurableFiles;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.io.IOException;
@@ -31,8 +32,10 @@ import java.util.stream.Stream;
  * Thread-safe, and safe between processes sharing the directory.
  *
  * <p>Every write is temp file (in {@code root/.strand-tmp}, same filesystem) + fsync + atomic
- * rename + fsync of the target directory, so a crash leaves the old object or the new one, never
- * a torn one; a leftover temp file is ignored by {@link #list}. Conditional writes are emulated
+ * rename + fsync of the target directory, through core's {@link DurableFiles}, so a crash leaves
+ * the old object or the new one, never a torn one. The temp file gets a unique name in its own
+ * directory (not {@link DurableFiles#temp}'s sibling name) so that two writers of one key never
+ * share a temp file and a leftover one is never listed as an object by {@link #list}. Conditional writes are emulated
  * under a lock (an in-JVM lock per directory plus an OS file lock on {@code root/.strand-lock}
  * for other processes), with the etag being a hash of the content.
  */
@@ -178,7 +181,7 @@ public final class FileColdStore implements ColdStore {
         Path target = path(key);
         try {
             if (Files.deleteIfExists(target)) {
-                fsyncDir(target.getParent());
+                DurableFiles.fsyncDirectory(target.getParent());
             }
         } catch (IOException e) {
             throw failure("delete", key, e);
@@ -239,20 +242,18 @@ public final class FileColdStore implements ColdStore {
         }
     }
 
+    /** fsync the temp file, make the key's directories, then rename (the commit point) and fsync the directory. */
     private void publish(Path temp, Path target) throws IOException {
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
+        DurableFiles.fsync(temp);
         Path dir = target.getParent();
         if (!Files.isDirectory(dir)) {
             createDirs(dir);
         }
         try {
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            DurableFiles.commit(temp, target);
         } catch (AtomicMoveNotSupportedException e) {
             throw new IOException("filesystem cannot rename atomically: " + e.getMessage(), e);
         }
-        fsyncDir(dir);
     }
 
     /** Creates missing directories and fsyncs each new one's parent so the new entries survive power loss. */
@@ -267,13 +268,7 @@ public final class FileColdStore implements ColdStore {
             } catch (FileAlreadyExistsException raced) {
                 // another writer made it
             }
-            fsyncDir(p.getParent());
-        }
-    }
-
-    private static void fsyncDir(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
+            DurableFiles.fsyncDirectory(p.getParent());
         }
     }
 

@@ -132,7 +132,7 @@ public final class SegmentReader {
                     f.getInt(), f.getInt(), f.getInt(), f.getInt());
             if (b.offset() != expectOffset || b.length() <= 0 || b.firstSeq() != expectSeq
                     || b.lastSeq() < b.firstSeq() || b.entries() != b.lastSeq() - b.firstSeq() + 1
-                    || b.firstTs() < prevTs || b.lastTs() < b.firstTs() || b.rawLength() < EntryCodec.FIXED) {
+                    || b.firstTs() < prevTs || b.lastTs() < b.firstTs() || b.rawLength() < BlockEntryCodec.FIXED) {
                 throw corrupt(key, firstSeq, lastSeq, "footer entry for block " + i + " is inconsistent");
             }
             blocks.add(b);
@@ -217,12 +217,12 @@ public final class SegmentReader {
                 || h.get(11) != 0 || h.getInt(12) != SegmentWriter.crc(whole, 0, 12)) {
             throw corrupt(key, t.firstSeq(), t.lastSeq(), "bad header");
         }
-        MessageDigest body = EntryCodec.sha256();
+        MessageDigest body = BlockEntryCodec.sha256();
         body.update(whole, 0, (int) t.footerOffset());
         if (!HexFormat.of().formatHex(body.digest()).equals(t.sha256())) {
             throw corrupt(key, t.firstSeq(), t.lastSeq(), "body SHA-256 differs from the trailer");
         }
-        MessageDigest chainSha = EntryCodec.sha256();
+        MessageDigest chainSha = BlockEntryCodec.sha256();
         byte[][] chain = {HexFormat.of().parseHex(t.prevChainSha256())};
         for (int i = 0; i < r.blocks.size(); i++) {
             BlockIndex b = r.blocks.get(i);
@@ -260,7 +260,7 @@ public final class SegmentReader {
             throw corrupt(key, b.firstSeq(), b.lastSeq(), "block " + blockNo + " decompressed to " + n
                     + " bytes, index says " + b.rawLength());
         }
-        return EntryCodec.decode(raw, b, key, blockNo, chainSha, chain);
+        return BlockEntryCodec.decode(raw, b, key, blockNo, chainSha, chain);
     }
 
     static RangeSource slice(byte[] whole) {

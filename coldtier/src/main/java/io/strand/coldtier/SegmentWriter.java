@@ -32,7 +32,8 @@ import java.util.zip.CRC32C;
  * 11              1         reserved = 0
  * 12              4         CRC32C of bytes 0..11
  * 16              …         blocks, back to back; block i = one zstd frame of its encoded entries
- *                           (entry = seq u64 | ts u64 | keyLen i32, -1 = none | key UTF-8 | dataLen i32 | data),
+ *                           (entry = seq u64 | ts u64 | keyLen i32, -1 = none | key UTF-8 | dataLen i32 | data;
+ *                           byte table in {@link BlockEntryCodec}),
  *                           cut after the entry that takes it past ~64 KiB uncompressed
  * F               4         footer: block count n
  * F+4             56 × n    per block: firstSeq u64, lastSeq u64, firstTs u64, lastTs u64, offset u64,
@@ -77,9 +78,9 @@ public final class SegmentWriter implements AutoCloseable {
     private final int blockBytes;
     private final int zstdLevel;
     private final byte[] prevChain;
-    private final MessageDigest bodySha = EntryCodec.sha256();
-    private final MessageDigest chainSha = EntryCodec.sha256();
-    private final EntryCodec.Buf block;
+    private final MessageDigest bodySha = BlockEntryCodec.sha256();
+    private final MessageDigest chainSha = BlockEntryCodec.sha256();
+    private final BlockEntryCodec.Buf block;
     private final List<BlockIndex> index = new ArrayList<>();
     private byte[] chain;
     private long position;
@@ -102,7 +103,7 @@ public final class SegmentWriter implements AutoCloseable {
         this.zstdLevel = zstdLevel;
         this.prevChain = prevChain.clone();
         this.chain = prevChain.clone();
-        this.block = new EntryCodec.Buf(blockBytes + 1024);
+        this.block = new BlockEntryCodec.Buf(blockBytes + 1024);
         this.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING);
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE);
@@ -120,7 +121,7 @@ public final class SegmentWriter implements AutoCloseable {
         if (blockBytes < 1024 || blockBytes > 16 * 1024 * 1024) {
             throw new IllegalArgumentException("block size must be 1 KiB..16 MiB, not " + blockBytes);
         }
-        byte[] prev = prevChainSha256 == null ? EntryCodec.CHAIN_START : HexFormat.of().parseHex(prevChainSha256);
+        byte[] prev = prevChainSha256 == null ? BlockEntryCodec.CHAIN_START : HexFormat.of().parseHex(prevChainSha256);
         try {
             return new SegmentWriter(file, prev, blockBytes, zstdLevel);
         } catch (IOException e) {
@@ -156,8 +157,8 @@ public final class SegmentWriter implements AutoCloseable {
             blockFirstSeq = e.seq();
             blockFirstTs = e.ts();
         }
-        int start = EntryCodec.encode(e, block);
-        chain = EntryCodec.chain(chainSha, chain, block.array(), start, block.size() - start);
+        int start = BlockEntryCodec.encode(e, block);
+        chain = BlockEntryCodec.chain(chainSha, chain, block.array(), start, block.size() - start);
         blockEntries++;
         count++;
         lastSeq = e.seq();

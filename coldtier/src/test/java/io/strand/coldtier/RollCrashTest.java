@@ -3,11 +3,11 @@ package io.strand.coldtier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
+import io.strand.core.ChildJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,15 +44,14 @@ class RollCrashTest {
             new ColdLog(store, "ws1", "crashy", new BlockCache(1 << 20),
                     ColdLogConfig.defaults(rollTmp).withBlockBytes(1024)).roll(TestEntries.range(1, 10));
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        Process child = new ProcessBuilder(java, "-Dstrand.failpoint=" + failpoint, "--enable-native-access=ALL-UNNAMED",
-                "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp.replace(File.pathSeparator + File.pathSeparator,
-                File.pathSeparator), Child.class.getName(), cold.toString(), rollTmp.toString())
-                .redirectErrorStream(true).redirectOutput(tmp.resolve("child.log").toFile()).start();
-        assertTrue(child.waitFor(25, TimeUnit.SECONDS), "child finished");
+        ChildJvm child = ChildJvm.java(Child.class.getName()).fastStart()
+                .jvmArgs(List.of("-Dstrand.failpoint=" + failpoint))
+                .args(cold.toString(), rollTmp.toString()).outputTo(tmp.resolve("child.log")).start();
+        try (child) {
+            assertTrue(child.waitFor(Duration.ofSeconds(25)), "child finished");
+        }
         String out = Files.readString(tmp.resolve("child.log"));
-        assertEquals(137, child.exitValue(), "halted at the fail point: " + out);
+        assertEquals(ChildJvm.HALTED, child.exitValue(), "halted at the fail point: " + out);
         assertTrue(out.contains("failpoint " + failpoint), out);
 
         try (ColdStore store = new FileColdStore(cold)) {

@@ -56,8 +56,8 @@ public final class Agent implements AutoCloseable {
     /** As {@link #start(String, Duration, Work)}, the first pass at once when {@code runFirstPassNow}. */
     public static Agent start(String name, Duration period, Work work, boolean runFirstPassNow) {
         Agent agent = new Agent(name, period, work, runFirstPassNow);
-        RUNNING.add(agent);
         agent.thread.start();
+        RUNNING.add(agent); // after the start: health reads an agent in all() that is not alive as one whose thread died
         return agent;
     }
 

@@ -12,8 +12,8 @@ import java.util.Arrays;
 import java.util.zip.CRC32C;
 
 /**
- * The checkpoint and clean-shutdown marker ({@code DATA/docs.checkpoint}). Immutable value; written by
- * start-up, the checkpointer thread and close, one at a time.
+ * Immutable value; written one at a time by start-up ({@link DocRecovery}), the {@link DocCheckpointer} and close.
+ * The checkpoint and clean-shutdown marker ({@code DATA/docs.checkpoint}).
  *
  * <pre>
  * offset  size  field
@@ -23,7 +23,10 @@ import java.util.zip.CRC32C;
  * 17      8     map fingerprint ({@link DocView#fingerprint}): the sizing the map file was created with
  * 25      4     CRC32C of bytes 0..24
  * </pre>
- * Written temp + fsync + rename + directory fsync, so a crash leaves the old or the new file. Start-up
+ * Written temp + fsync + rename + directory fsync. Commit point: the rename of the fsynced
+ * {@code docs.checkpoint.tmp} onto {@code docs.checkpoint}; a crash before it leaves the old file, after it the
+ * new one. A clean marker is written only after the map and the journal are closed and the file system synced,
+ * a checkpoint only after the same sync, so neither claims pages that are not on disk. Start-up
  * rewrites it with clean = 0 before any write is accepted; a missing or unreadable checkpoint means "not
  * clean", which only costs a rebuild, since the snapshot and the journal hold every doc.
  */

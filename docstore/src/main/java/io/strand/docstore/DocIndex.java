@@ -7,8 +7,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 
 /**
- * Doc names per workspace in sorted order, for listing. Built at start-up from the map view, then changed
- * only by each workspace's writer thread after a change is durable; any thread lists (weakly consistent).
+ * Thread-safe (concurrent sorted sets): built at start-up from the map view, then changed only by each
+ * workspace's writer thread after a change is durable; any thread lists (weakly consistent). Doc names per
+ * workspace in sorted order, for listing.
  */
 final class DocIndex {
     private final ConcurrentHashMap<String, NavigableSet<String>> byWorkspace = new ConcurrentHashMap<>();

@@ -1,7 +1,5 @@
 package io.strand.docstore;
 
-import io.strand.core.DurableFiles;
-
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.io.File;
@@ -23,10 +21,9 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueStore;
 import net.openhft.chronicle.wire.DocumentContext;
 
 /**
- * The doc journal, the source of truth for docs: one Chronicle Queue ({@code DATA/journal}) of full new doc
- * values and tombstones. Thread-safe: each writer thread appends through its own {@link Appender} (Chronicle
- * serialises appends with its write lock); replay and cycle deletion run on the start-up and checkpointer
- * threads.
+ * Thread-safe: each writer thread appends through its own {@link Appender} (Chronicle serialises appends with its
+ * write lock); replay runs on the start-up thread, cycle deletion on the checkpointer. The doc journal, the source
+ * of truth for docs: one Chronicle Queue ({@code DATA/journal}) of full new doc values and tombstones.
  *
  * <p>One excerpt per change:
  * <pre>
@@ -39,10 +36,11 @@ import net.openhft.chronicle.wire.DocumentContext;
  * 15+k      n     value: the doc's whole JSON, UTF-8
  * 15+k+n    4     CRC32C of bytes 0 .. 15+k+n
  * </pre>
- * Commit point: Chronicle completes an excerpt's header after its body, so a kill mid-append leaves an
- * excerpt no reader returns. The change is acknowledged only after its group's write-ahead records are
- * durable ({@link io.strand.core.WriteAheadLog}, which holds the same bytes), so every acknowledged change
- * survives kill -9 and, in {@code fsync} mode, power loss. Replaying a record is idempotent (it carries the whole value), so
+ * Commit point: the change's group of write-ahead records is durable ({@link io.strand.core.WriteAheadLog},
+ * record type {@link DocStore#WAL_CHANGE}, whose payload is these same bytes); only then is it acknowledged and
+ * published. Chronicle completes an excerpt's header after its body, so a kill mid-append leaves an excerpt no
+ * reader returns, and a change the journal lost with the page cache is re-applied from the write-ahead log; every
+ * acknowledged change survives kill -9 and, in {@code fsync} mode, power loss. Replaying a record is idempotent (it carries the whole value), so
  * replay may start at any index up to which the map view is known to be complete. A CRC mismatch is
  * reported as {@code corrupt}, never skipped.
  */

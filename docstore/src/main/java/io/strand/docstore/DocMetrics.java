@@ -8,8 +8,9 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Counters a server publishes for the doc store (SPEC §11: doc ops, conflicts, floor rejections). Thread-safe
- * ({@link LongAdder}s): writer threads, readers and the checkpointer all count here; no metrics library.
+ * Thread-safe ({@link LongAdder}s and volatiles): writer threads, readers and the checkpointer all count here.
+ * Counters a server publishes for the doc store (SPEC §11: doc ops, conflicts, floor rejections); no metrics
+ * library.
  */
 public final class DocMetrics {
 

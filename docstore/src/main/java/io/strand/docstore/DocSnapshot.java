@@ -23,8 +23,9 @@ import java.util.zip.CheckedInputStream;
 import java.util.zip.CheckedOutputStream;
 
 /**
- * A durable copy of every doc ({@code DATA/docs.snapshot}), so that journal cycles before it can be deleted
- * and the map view can always be rebuilt. Stateless; written by the checkpointer thread, read at start-up.
+ * Stateless; written by the {@link DocCheckpointer}, read at start-up. A durable copy of every doc
+ * ({@code DATA/docs.snapshot}), so that journal cycles before it can be deleted and the map view can always be
+ * rebuilt.
  *
  * <pre>
  * offset  size  field

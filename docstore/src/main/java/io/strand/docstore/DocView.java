@@ -12,13 +12,13 @@ import net.openhft.chronicle.map.ChronicleMap;
 import net.openhft.chronicle.map.ChronicleMapBuilder;
 
 /**
- * The Chronicle Map view of the docs ({@code DATA/docs.cm3}): key {@code ws/doc}, value a {@link StoredDoc}.
- * It holds only values already durable in the {@link DocJournal} and is rebuilt from snapshot + journal
- * whenever it cannot be trusted. Thread-safe: any thread reads; each key is written only by its
- * workspace's writer thread (after the group sync) or by start-up.
+ * Thread-safe (a Chronicle Map): any thread reads; each key is written only by its workspace's writer thread
+ * (after the group sync, {@link DocPublisher}) or by start-up. The map view of the docs ({@code DATA/docs.cm3}):
+ * key {@code ws/doc}, value a {@link StoredDoc}. It holds only values already durable in the {@link DocJournal}
+ * and is rebuilt from snapshot + journal whenever it cannot be trusted.
  *
  * <p>Sizing: Chronicle Map has a fixed capacity, so the map is created for {@link #HEADROOM} × the
- * configured entries with {@link #MAX_BLOAT} extra tiers, while {@link DocStore} refuses writes past the
+ * configured entries with {@link #MAX_BLOAT} extra tiers, while {@link DocCapacity} refuses writes past the
  * configured entries and byte budget: the map itself never runs out in normal use.
  */
 final class DocView implements AutoCloseable {

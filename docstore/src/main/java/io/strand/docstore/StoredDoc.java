@@ -9,8 +9,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * A doc as the map view stores it: {@code version} (8 bytes, big-endian) followed by the doc's JSON
- * (UTF-8). Immutable; {@link #parse()} returns a fresh, private {@link ObjectNode} each time.
+ * Immutable; {@link #parse()} returns a fresh, private {@link ObjectNode} each time. A doc as the map view and
+ * the snapshot store it (the value under key {@code ws/doc}):
+ * <pre>
+ * offset  size  field
+ * 0       8     version, big-endian
+ * 8       n     the doc's JSON, UTF-8 (n = value length − 8)
+ * </pre>
+ * The map view holds only durable changes, and is rebuilt whenever it cannot be trusted, so this value needs no
+ * checksum of its own; the snapshot's CRC covers it there.
  */
 record StoredDoc(long version, byte[] json) {
 

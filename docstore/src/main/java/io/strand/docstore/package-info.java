@@ -2,6 +2,14 @@
  * Docs: small JSON objects with single-writer, atomic updates ({@code get}, {@code put}, {@code cas},
  * {@code incr}, {@code apply}, {@code delete}, {@code list}), entry point {@link io.strand.docstore.DocStore}.
  *
+ * <p>A doc incr, by role: {@code DocStore.incr} (facade) → {@link io.strand.docstore.TurnSubmitter} (names into a
+ * {@link io.strand.docstore.DocId}, turn to the workspace's writer thread) → {@link io.strand.docstore.DocWriter}
+ * (read through the {@link io.strand.docstore.DocOverlay}, apply the {@link io.strand.docstore.Op}, check
+ * {@link io.strand.docstore.DocCapacity}) → {@link io.strand.docstore.JournalLanes} (append to the journal) → the
+ * group's write-ahead records are durable → {@link io.strand.docstore.DocPublisher} (map view and name index) →
+ * the future completes. {@link io.strand.docstore.DocCheckpointer} bounds replay and journal size in the
+ * background; {@link io.strand.docstore.DocRecovery} opens the store.
+ *
  * <p>Files under the configured data dir, by role:
  * <ul>
  *   <li>{@code journal/} — {@link io.strand.docstore.DocJournal}: Chronicle Queue of whole new doc values and

@@ -108,7 +108,7 @@ class DocDepthTest {
         assertEquals(286, depth(stored.parse()));
     }
 
-    /** Counted here independently of {@link DocStore#depth}. */
+    /** Counted here independently of {@link DocWriter#depth}. */
     private static int depth(JsonNode node) {
         int max = 0;
         for (JsonNode child : node) {

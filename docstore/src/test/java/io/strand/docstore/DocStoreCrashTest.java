@@ -5,16 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.strand.core.ChildJvm;
 import io.strand.core.Writers;
 import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -32,21 +28,9 @@ class DocStoreCrashTest {
     @TempDir
     Path dir;
 
-    private Process startChild(DocStoreConfig.Recovery recovery, Path stderr) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        String flags = System.getProperty("strand.jvmFlags", "");
-        cmd.addAll(Arrays.stream(flags.trim().split("\\s+")).filter(s -> !s.isEmpty()).toList());
-        cmd.add("-Xmx256m");
-        cmd.add("-XX:TieredStopAtLevel=1"); // a short-lived writer: start fast rather than peak
-        cmd.add("-XX:+UseSerialGC");
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(DocCrashChild.class.getName());
-        cmd.add(dir.toString());
-        cmd.add(recovery.name());
-        cmd.add(Integer.toString(WINDOW));
-        return new ProcessBuilder(cmd).redirectError(stderr.toFile()).start();
+    private ChildJvm startChild(DocStoreConfig.Recovery recovery, Path stderr) throws Exception {
+        return ChildJvm.java(DocCrashChild.class.getName()).heap("256m").fastStart()
+                .args(dir.toString(), recovery.name(), Integer.toString(WINDOW)).stderrTo(stderr).start();
     }
 
     @Test
@@ -61,13 +45,13 @@ class DocStoreCrashTest {
                     ? DocStoreConfig.Recovery.REBUILD : DocStoreConfig.Recovery.RECOVER_IN_PLACE;
             Path stderr = logs.resolve("child-" + loop + ".err");
             long t0 = System.nanoTime();
-            Process child = startChild(recovery, stderr);
+            ChildJvm child = startChild(recovery, stderr);
             long acked = 0;
             long readyMillis = -1;
             long highestAck = base;
             int killAfter = 100 + random.nextInt(1500);
             try {
-                try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader in = child.stdout()) {
                     String ready = in.readLine();
                     assertNotNull(ready, () -> "child exited before READY: " + read(stderr));
                     assertEquals("READY " + base, ready, "the child did not start from the last verified value");
@@ -81,9 +65,8 @@ class DocStoreCrashTest {
                             throw new AssertionError("child reported: " + line);
                         }
                     }
-                    // SIGKILL while it is still acknowledging; through the handle, so that (unlike
-                    // Process.destroyForcibly) our end of the pipe stays open for the acks already written
-                    child.toHandle().destroyForcibly();
+                    // SIGKILL while it is still acknowledging; our end of the pipe stays open for the acks already written
+                    child.kill();
                     while ((line = in.readLine()) != null) { // acks printed before it died count as acknowledged
                         if (line.startsWith("A ")) {
                             acked++;
@@ -92,9 +75,9 @@ class DocStoreCrashTest {
                     }
                 }
             } finally {
-                child.toHandle().destroyForcibly(); // never leave a writer behind when an assertion fails
+                child.close(); // never leave a writer behind when an assertion fails
             }
-            assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child did not die");
+            assertTrue(child.waitFor(Duration.ofSeconds(10)), "child did not die");
             long t2 = System.nanoTime();
             long lowest = base + acked;
             long highestAllowed = base + acked + WINDOW;

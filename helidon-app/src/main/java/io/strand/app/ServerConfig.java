@@ -44,7 +44,28 @@ public record ServerConfig(
         Duration dsLongPollTimeout,
         io.strand.logtier.RetentionPolicy retentionDefaults,
         Duration retentionCheckInterval,
-        ServerLogging logging) {
+        ServerLogging logging,
+        Cluster cluster) {
+
+    /**
+     * Cluster mode (SPEC §13), null on a single node: this node's id, every member as
+     * {@code id=HOST:RAFTPORT} (the same list on every node), the shard count (fixed when the cluster
+     * is created), the replicas per shard (all nodes when fewer), and whether this node joins an
+     * existing cluster (it holds no shard until {@code strand cluster replace} moves one to it).
+     */
+    public record Cluster(String nodeId, String members, int shards, int replicas, boolean joining) {
+        public Cluster {
+            if (nodeId == null || nodeId.isBlank()) {
+                throw new IllegalArgumentException("--cluster needs --node-id (this node's id in the --cluster list)");
+            }
+            if (shards < 1 || shards > 1024) {
+                throw new IllegalArgumentException("--shards must be 1..1024, not " + shards);
+            }
+            if (replicas < 1) {
+                throw new IllegalArgumentException("--replicas must be ≥ 1, not " + replicas);
+            }
+        }
+    }
 
 
     public static final Map<String, String> DEFAULTS = Map.ofEntries(
@@ -81,6 +102,10 @@ public record ServerConfig(
             Map.entry("STRAND_WAL_CHECKPOINT_RECORDS", String.valueOf(io.strand.core.WriteAheadLog.DEFAULT_CHECKPOINT_RECORDS)),
             Map.entry("STRAND_DS_LONG_POLL_TIMEOUT", "20s"),
             Map.entry("STRAND_RETENTION_CHECK_INTERVAL", "30s"),
+            // cluster mode (with --cluster): Raft groups the workspaces are spread over, and copies of each
+            Map.entry("STRAND_SHARDS", "8"),
+            Map.entry("STRAND_REPLICAS", "3"),
+            Map.entry("STRAND_CLUSTER_JOIN", "false"),
 
             // text (one line each, java.util.logging's SimpleFormatter) or json (one object per line)
             Map.entry("STRAND_LOG_FORMAT", ServerLogging.DEFAULT_FORMAT),
@@ -88,7 +113,8 @@ public record ServerConfig(
 
     /** Settings with no default: absent means "not set". */
     private static final java.util.Set<String> OPTIONAL = java.util.Set.of("STRAND_COLD", "STRAND_S3_ENDPOINT",
-            "STRAND_RETENTION_MAX_AGE", "STRAND_RETENTION_MAX_ENTRIES", "STRAND_RETENTION_MAX_BYTES");
+            "STRAND_RETENTION_MAX_AGE", "STRAND_RETENTION_MAX_ENTRIES", "STRAND_RETENTION_MAX_BYTES",
+            "STRAND_CLUSTER", "STRAND_NODE_ID");
 
     /** Every setting's environment name, sorted: the server's flags are these ({@code STRAND_HOT_MAX_AGE} is {@code --hot-max-age}). */
     public static java.util.SortedSet<String> keys() {
@@ -137,12 +163,17 @@ public record ServerConfig(
         };
         Path data = Path.of(get.apply("STRAND_DATA")).toAbsolutePath().normalize();
         String cold = get.apply("STRAND_COLD");
+        String members = get.apply("STRAND_CLUSTER");
+        Cluster cluster = members == null ? null : new Cluster(get.apply("STRAND_NODE_ID"), members,
+                Integer.parseInt(get.apply("STRAND_SHARDS")), Integer.parseInt(get.apply("STRAND_REPLICAS")),
+                Boolean.parseBoolean(get.apply("STRAND_CLUSTER_JOIN")));
         return new ServerConfig(
                 get.apply("STRAND_HOST"),
                 Integer.parseInt(get.apply("STRAND_PORT")),
                 data,
                 Durability.parse(get.apply("STRAND_DURABILITY")),
-                cold == null ? data.resolve("cold").toUri().toString() : cold,
+                // a cluster's nodes do not share one data directory, so its default is no cold tier (logs stay hot)
+                cold == null ? (cluster == null ? data.resolve("cold").toUri().toString() : null) : cold,
                 get.apply("STRAND_S3_ENDPOINT"),
                 get.apply("STRAND_S3_REGION"),
                 Boolean.parseBoolean(get.apply("STRAND_S3_PATH_STYLE")),
@@ -167,7 +198,8 @@ public record ServerConfig(
                 duration(get.apply("STRAND_DS_LONG_POLL_TIMEOUT")),
                 retentionDefaults(get),
                 duration(get.apply("STRAND_RETENTION_CHECK_INTERVAL")),
-                ServerLogging.parse(get.apply("STRAND_LOG_FORMAT"), get.apply("STRAND_LOG_LEVEL")));
+                ServerLogging.parse(get.apply("STRAND_LOG_FORMAT"), get.apply("STRAND_LOG_LEVEL")),
+                cluster);
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */
@@ -226,6 +258,11 @@ public record ServerConfig(
     }
 
     public LogConfig logConfig() {
-        return LogConfig.defaults(dataDir, durability).withHot(hot).withRollCycle(LogConfig.rollCycleNamed(hotRollCycle));
+        return logConfig(dataDir, durability);
+    }
+
+    /** The log settings for a store set over {@code dir} in {@code mode} (a cluster's shard replicas use their own). */
+    public LogConfig logConfig(Path dir, Durability mode) {
+        return LogConfig.defaults(dir, mode).withHot(hot).withRollCycle(LogConfig.rollCycleNamed(hotRollCycle));
     }
 }

@@ -79,12 +79,22 @@ public final class StrandMetrics {
         registry.getOrCreate(Gauge.builder("strand.subscribers", SUBSCRIBERS, AtomicLong::doubleValue).description("Open subscriptions"));
         registry.getOrCreate(Gauge.builder("strand.replay.lag", LAGS, StrandMetrics::largestLag)
                 .description("Largest entries-behind-head among live subscriptions, each as it last reported"));
+        counter("strand.agent.failures", "Failed passes of the background jobs (agents) running now; health check 'agents' names them",
+                AgentsHealth::failures);
     }
 
     /** A value that goes up and down (Prometheus {@code gauge}). */
     public void gauge(String name, String description, Supplier<Number> value) {
         CURRENT.put(name, value);
         registry.getOrCreate(Gauge.builder(name, CURRENT, c -> read(c, name).doubleValue()).description(description));
+    }
+
+    /** A gauge per shard: {@code name{shard="k"}}, read from {@code value} at each scrape (NaN when it has none). */
+    public void shardGauge(String name, String description, int shard, Supplier<Number> value) {
+        registry.getOrCreate(Gauge.builder(name, value, v -> {
+            Number n = v.get();
+            return n == null ? Double.NaN : n.doubleValue();
+        }).description(description).tags(java.util.List.of(io.helidon.metrics.api.Tag.create("shard", String.valueOf(shard)))));
     }
 
     /**

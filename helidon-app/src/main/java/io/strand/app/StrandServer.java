@@ -27,9 +27,14 @@ import io.strand.app.http.HttpIo;
 import io.strand.app.http.ColdHttp;
 import io.strand.app.http.DocsHttp;
 import io.strand.app.http.TxnHttp;
-import io.strand.core.TxnIntents;
+import io.strand.app.cluster.ClusterHttp;
+import io.strand.app.cluster.ClusterPlacement;
+import io.strand.app.cluster.SingleNodeOnly;
+import io.strand.app.stores.Placement;
+import io.strand.app.stores.SingleNode;
+import io.strand.app.stores.Stores;
+import io.strand.app.stores.WritePath;
 import io.strand.docstore.DocStore;
-import io.strand.docstore.DocStoreConfig;
 import io.strand.app.http.LogsHttp;
 import io.strand.app.http.RetentionHttp;
 import io.strand.app.http.WorkspacesHttp;
@@ -43,7 +48,6 @@ import io.strand.app.ws.SocketEndpoint;
 import io.strand.core.DiskSpace;
 import io.strand.core.StrandException;
 import io.strand.core.Writers;
-import io.strand.core.WriteAheadLog;
 import io.strand.logtier.LogStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -63,13 +67,15 @@ public final class StrandServer implements AutoCloseable {
     private final Writers writers;
     /** The data directory's free-space guard: every store claims from it before writing. */
     private final DiskSpace disk;
+    /** Where each workspace's stores are and how writes reach them. */
+    private final Placement placement;
+    /** Cluster mode only (null on a single node). */
+    private final ClusterPlacement cluster;
+    /** Single node: the one store set's parts (the cold tier, retention and Durable Streams use them). */
     private final LogStore logs;
     private final DocStore docs;
-    private final DocApi docApi;
     private final DsRegistry dsRegistry;
     private final DsHttp dsHttp;
-    private final TxnIntents txnIntents;
-    private final TxnApi txnApi;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
@@ -113,56 +119,53 @@ public final class StrandServer implements AutoCloseable {
         this.recovering = recovering;
         this.config = config;
         this.authenticator = authenticator;
-        try {
-            Files.createDirectories(config.dataDir());
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e.getMessage(), e);
+        if (config.cluster() != null) {
+            // a cluster: one store set per shard replica; the cold tier, retention and Durable Streams are single-node
+            // features for now (they keep node-local state that is not replicated), so their routes answer 501
+            ClusterPlacement cluster = ClusterPlacement.start(config, metrics);
+            this.placement = cluster;
+            this.cluster = cluster;
+            this.writers = null;
+            this.disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
+            this.logs = null;
+            this.docs = null;
+            this.coldTier = null;
+            this.dsRegistry = null;
+            this.dsHttp = null;
+            this.retention = null;
+            System.getLogger("strand").log(System.Logger.Level.INFO, "cluster node " + config.cluster().nodeId() + ": "
+                    + config.cluster().shards() + " shards over " + config.cluster().members()
+                    + "; no cold tier in cluster mode yet, so logs stay hot");
+        } else {
+            Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
+            this.placement = new SingleNode(home);
+            this.cluster = null;
+            this.writers = home.writers();
+            this.disk = home.disk();
+            this.logs = home.logs();
+            this.docs = home.docs();
+            this.coldTier = openColdTier(config);
+            logs.enableColdTier(coldTier);
+            this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
+            this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
+            // after the replay: the worker's first pass finishes trims a crash interrupted
+            this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
+                    io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+            singleNodeMetrics();
         }
-        this.disk = freeSpace == null ? DiskSpace.of(config.dataDir(), config.minFreeDisk())
-                : new DiskSpace(config.dataDir(), config.minFreeDisk(), DiskSpace.DEFAULT_REFRESH, freeSpace);
-        this.writers = new Writers("strand", config.writerThreads(), config.durability(), 4096,
-                new WriteAheadLog(config.dataDir().resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, config.walCheckpointRecords(), disk),
-                metrics::syncNanos);
-        this.logs = new LogStore(config.logConfig(), writers, disk);
-        this.coldTier = openColdTier(config);
-        logs.enableColdTier(coldTier);
-        metrics.gauge("strand.logs.open", "Log queues open now", logs::openLogs);
-        metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
-        metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
-        metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
-                () -> coldStat("rollFailures"));
-        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
-        metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
-        metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
-        this.audit = new AuditLog(logs);
-        this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
-        this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
-        this.docs = new DocStore(DocStoreConfig.defaults(config.dataDir().resolve("docs"))
-                .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers, disk);
-        long replayStart = System.nanoTime();
-        long replayed = writers.recover(); // both stores registered their replayers; nothing is served before this
-        long replayMillis = (System.nanoTime() - replayStart) / 1_000_000;
+        metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
+        this.audit = new AuditLog(placement);
+        long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();
+        long replayMillis = placement.all().stream().mapToLong(Stores::replayMillis).sum();
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);
         metrics.gauge("strand.wal.replay.millis", "How long the start-up replay of the write-ahead log took", () -> replayMillis);
-        this.txnIntents = new TxnIntents(config.dataDir().resolve("txn"));
-        txnIntents.recover(writers); // after the write-ahead replay: a txn in flight at the crash came after its records
-        // after the replay: the worker's first pass finishes trims a crash interrupted
-        this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
-                io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
-        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
-        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
-        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
-        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
-        metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
-                retention.coldSegmentsDeleted::get);
-        this.docApi = new DocApi(docs, metrics);
-        this.txnApi = new TxnApi(writers, logs, docs, txnIntents);
-        metrics.gauge("strand.docs", "Docs stored", docs::size);
+        metrics.gauge("strand.docs", "Docs stored", () -> placement.all().stream().mapToLong(st -> st.docs().size()).sum());
         metrics.gauge("strand.docs.capacity", "Docs this node accepts before writes get 507 storage_full (alert well before)",
-                () -> docs.config().maxEntries());
+                () -> placement.all().stream().mapToLong(st -> st.docs().config().maxEntries()).sum());
+        WritePath writes = placement.writes();
         SocketEndpoint.DocOps docOps = (op, ws, frame, who) -> {
             if (op.equals("txn")) {
-                return txnApi.call(ws, frame, who).thenApply(o -> o);
+                return writes.txn(ws, frame, who).thenApply(o -> o);
             }
             if (!op.startsWith("doc.")) {
                 throw new io.strand.core.StrandException(io.strand.core.ErrorCode.UNKNOWN_OP,
@@ -172,9 +175,9 @@ public final class StrandServer implements AutoCloseable {
             if (name == null || !name.isTextual()) {
                 throw io.strand.core.StrandException.badRequest("'doc' is required");
             }
-            return docApi.call(op.substring(4), ws, name.asText(), frame, who).thenApply(o -> o);
+            return writes.doc(op.substring(4), io.strand.docstore.DocId.of(ws, name.asText()), frame).thenApply(o -> o); // scope checked by the socket
         };
-        SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(logs, docOps, authenticator, metrics,
+        SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
                 new ConcurrentHashMap<>());
         this.sockets = socketContext.sockets();
@@ -213,12 +216,28 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(writers, disk, replayed, replayMillis), MetricsObserver.builder()
+                .addFeature(ObserveFeature.just(health(placement, disk, replayed, replayMillis), MetricsObserver.builder()
                         .metricsConfig(StrandMetrics.metricsConfig()).build()))
                 .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
                 .addRouting(WsRouting.builder().endpoint("/v1/ws/{ws}/socket", () -> new SocketEndpoint(socketContext, config.maxFrameBytes())))
                 .build();
+    }
+
+    private void singleNodeMetrics() {
+        metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
+        metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
+        metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
+                () -> coldStat("rollFailures"));
+        metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
+        metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
+        metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
+        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
+        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
+        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
+        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
+        metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
+                retention.coldSegmentsDeleted::get);
     }
 
     /**
@@ -241,9 +260,10 @@ public final class StrandServer implements AutoCloseable {
      * {@code diskSpace} check watches {@code /}; it is replaced by one on the data directory's file
      * system, DOWN below the {@code --min-free-disk} reserve, when writes get {@code 507}. That one is
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
-     * turns UP again by itself once space is freed.
+     * turns UP again by itself once space is freed. The {@code agents} liveness check lists every
+     * background job ({@link AgentsHealth}).
      */
-    private static HealthObserver health(Writers writers, DiskSpace disk, long replayed, long replayMillis) {
+    private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis) {
         return HealthObserver.builder()
                 .details(true)
                 .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
@@ -267,11 +287,16 @@ public final class StrandServer implements AutoCloseable {
                         .detail("replayedRecords", replayed).detail("replayMillis", replayMillis).build(),
                         io.helidon.health.HealthCheckType.READINESS, "recovery")
                 .addCheck(() -> {
-                    java.util.Optional<String> failure = writers.failure();
+                    java.util.Optional<String> failure = placement.all().stream().map(st -> st.writers().failure())
+                            .flatMap(java.util.Optional::stream).findFirst();
                     var response = io.helidon.health.HealthCheckResponse.builder().status(failure.isEmpty());
                     failure.ifPresent(f -> response.detail("failure", f));
                     return response.build();
                 }, io.helidon.health.HealthCheckType.LIVENESS, "writers")
+                .addCheck(new AgentsHealth())
+                .addCheck(placement instanceof ClusterPlacement cluster ? cluster::health
+                        : () -> io.helidon.health.HealthCheckResponse.builder().status(true).detail("mode", "single node").build(),
+                        io.helidon.health.HealthCheckType.READINESS, "cluster")
                 .build();
     }
 
@@ -297,20 +322,27 @@ public final class StrandServer implements AutoCloseable {
         AllowedMethods routes = s.routes;
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
                 .addFilter(new AuthFilter(s.authenticator))
-                .register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
-                .register("/v1", routes.recording("/v1", new DocsHttp(s.docApi, io)))
-                .register("/v1", routes.recording("/v1", new TxnHttp(s.txnApi, io)))
-                .register("/v1", routes.recording("/v1", new LogsHttp(s.logs, io, s.metrics, (ws, log) -> s.logs.delete(ws, log), s.audit,
-                        s.dsRegistry::annotate)))
-                .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
-                .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.logs, s.docs)))
-                .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)))
+                .register("/v1", routes.recording("/v1", new DocsHttp(s.placement, io)))
+                .register("/v1", routes.recording("/v1", new TxnHttp(s.placement.writes(), io)))
+                .register("/v1", routes.recording("/v1", new LogsHttp(s.placement, io, s.metrics, s.audit,
+                        s.dsRegistry == null ? (ws, log, info) -> { } : s.dsRegistry::annotate)))
+                .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
+                .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)));
+        if (s.cluster == null) {
+            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
+                    .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
+                    .any("/ds/*", s.dsHttp);
+        } else {
+            routing.register("/v1", routes.recording("/v1", new ClusterHttp(s.cluster, io, s.audit, s::url)))
+                    .register("/v1", routes.recording("/v1", new SingleNodeOnly()))
+                    .any("/ds/*", SingleNodeOnly::refuse);
+        }
+        routing
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 // the web console: static files from the jar, no token needed to load them (the page asks for one)
                 .register("/console", StaticContentService.builder("console")
                         .welcomeFileName("index.html").build())
                 .get("/openapi", new io.strand.app.http.OpenApiHttp())
-                .any("/ds/*", s.dsHttp)
                 .any("/v1/*", (req, res) -> HttpIo.error(res, routes.methodNotAllowed(req, res).orElseGet(() ->
                         unrouted(req.path().rawPath(), req.path().path(), req.prologue().method().text()))))
                 .error(NotFoundException.class, (req, res, t) -> HttpIo.error(res, unrouted(req.path().rawPath(),
@@ -351,14 +383,15 @@ public final class StrandServer implements AutoCloseable {
         sockets.close();
         server.stop();
         guard.close();
-        dsHttp.close();
-        retention.close();
-        writers.close();
-        txnIntents.close();
-        logs.close();
-        docs.close();
+        if (dsHttp != null) {
+            dsHttp.close();
+            retention.close();
+        }
+        placement.close();
         try {
-            coldTier.close();
+            if (coldTier != null) {
+                coldTier.close();
+            }
         } catch (Exception e) {
             System.getLogger("strand").log(System.Logger.Level.WARNING, "closing the cold store: " + e.getMessage());
         }

@@ -207,14 +207,21 @@ class LogsHttpIT {
         Http.Reply health = http.get("/observe/health");
         assertEquals(200, health.status());
         JsonNode writers = null;
+        JsonNode agents = null;
         for (JsonNode check : health.json().get("checks")) {
             writers = "writers".equals(check.path("name").asText()) ? check : writers;
+            agents = "agents".equals(check.path("name").asText()) ? check : agents;
         }
         assertTrue(writers != null, health.body());
         assertEquals("UP", writers.get("status").asText(), health.body());
+        assertTrue(agents != null, health.body());
+        assertEquals("UP", agents.get("status").asText(), health.body());
+        JsonNode sweeper = agents.path("data").path("strand-token-sweeper");
+        assertTrue(sweeper.path("alive").asBoolean() && sweeper.has("passes") && sweeper.has("failures"), health.body());
         http.post("/v1/ws/acme/logs/metered/entries", "{\"data\":1}");
         Http.Reply metrics = http.get("/observe/metrics");
         assertEquals(200, metrics.status());
         assertTrue(metrics.body().contains("strand_appends"), metrics.body().substring(0, Math.min(500, metrics.body().length())));
+        assertTrue(metrics.body().contains("strand_agent_failures_total"), metrics.body().substring(0, Math.min(500, metrics.body().length())));
     }
 }

@@ -1,9 +1,6 @@
 package io.strand.logtier;
 
-import io.strand.core.Entry;
-import java.util.function.Consumer;
-
-/** The cold segments of one log as the read path sees them. Thread-safe. */
+/** Thread-safe: the cold segments of one log as the read path ({@link LogReader}) sees them. */
 interface ColdPart {
     /** First cold seq, or 0 when the log has no cold segments. */
     long firstSeq();
@@ -19,8 +16,12 @@ interface ColdPart {
     /** True when {@link #firstSeq()} and {@link #lastSeq()} answer from memory, without the object store. */
     boolean inMemory();
 
-    /** As {@link HotLog#read}: entries with {@code fromSeq ≤ seq ≤ toSeq}; returns the seq after the last one delivered. */
-    long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink);
+    /**
+     * As {@link HotReader#read}: entries with {@code fromSeq ≤ seq ≤ toSeq} in order into {@code limit}
+     * while it takes them, the first one {@code fromSeq} or none; returns the seq after the last one
+     * delivered.
+     */
+    long read(long fromSeq, long toSeq, LogReader.Limit limit);
 
     /** The first cold seq whose ts ≥ {@code ts}, or 0 when every cold entry is older. */
     long seqAtOrAfter(long ts);
@@ -46,7 +47,7 @@ interface ColdPart {
             return true;
         }
 
-        public long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
+        public long read(long fromSeq, long toSeq, LogReader.Limit limit) {
             return fromSeq;
         }
 

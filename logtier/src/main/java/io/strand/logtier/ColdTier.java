@@ -5,15 +5,13 @@ import io.strand.coldtier.ColdLog;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStore;
 import io.strand.core.Entry;
-import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 /**
- * The cold tier as the log tier uses it: one {@link ColdStore}, one block cache shared by every
- * log, and a {@link ColdLog} per log (kept while the node runs, it caches the manifest).
- * Thread-safe.
+ * Thread-safe (a concurrent map of thread-safe parts): the cold tier as the log tier uses it: one
+ * {@link ColdStore}, one block cache shared by every log, and a {@link ColdLog} per log (kept while
+ * the node runs, it caches the manifest).
  */
 public final class ColdTier implements AutoCloseable {
     private final ColdStore store;
@@ -78,6 +76,39 @@ public final class ColdTier implements AutoCloseable {
         store.close();
     }
 
+    /**
+     * One cold read's way into a page: takes entries while the page's limit does, and only the seq
+     * it expects next. Another seq means a trim retired it between our view of the manifest and the
+     * read, and the cold part now starts later: the read ends there, and the caller re-reads first
+     * and answers with a gap, never a silent skip. Used by the reading thread only.
+     */
+    private static final class Taker implements ColdLog.EntryTaker {
+        private final long toSeq;
+        private final LogReader.Limit limit;
+        long next;
+
+        Taker(long fromSeq, long toSeq, LogReader.Limit limit) {
+            this.next = fromSeq;
+            this.toSeq = toSeq;
+            this.limit = limit;
+        }
+
+        @Override
+        public boolean wantsMore() {
+            return next <= toSeq && limit.wantsMore();
+        }
+
+        @Override
+        public boolean take(Entry e) {
+            if (e.seq() != next || e.seq() > toSeq || !limit.wantsMore()) {
+                return false;
+            }
+            limit.entry(e.seq(), e.ts(), e.key(), e.data(), 0, e.data().length);
+            next = e.seq() + 1;
+            return true;
+        }
+    }
+
     /** A log's cold segments seen through the read path. */
     private record Part(ColdLog cold) implements ColdPart {
         @Override
@@ -106,29 +137,10 @@ public final class ColdTier implements AutoCloseable {
         }
 
         @Override
-        public long read(long fromSeq, long toSeq, int maxEntries, long maxBytes, Consumer<Entry> sink) {
-            long next = fromSeq;
-            int count = 0;
-            long bytes = 0;
-            while (next <= toSeq && count < maxEntries && (count == 0 || bytes < maxBytes)) {
-                List<Entry> page = cold.read(next, maxEntries - count, Math.max(1, maxBytes - bytes));
-                if (page.isEmpty()) {
-                    break;
-                }
-                for (Entry e : page) {
-                    if (e.seq() > toSeq || e.seq() != next) {
-                        // past the range, or not the seq asked for: a trim retired it between our view
-                        // of the manifest and the read, and the cold part now starts later; the caller
-                        // re-reads first and answers with a gap, never a silent skip
-                        return next;
-                    }
-                    sink.accept(e);
-                    count++;
-                    bytes += e.weight();
-                    next = e.seq() + 1;
-                }
-            }
-            return next;
+        public long read(long fromSeq, long toSeq, LogReader.Limit limit) {
+            Taker taker = new Taker(fromSeq, toSeq, limit);
+            cold.read(fromSeq, taker);
+            return taker.next;
         }
 
         @Override

@@ -5,8 +5,9 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The committed head of one log and a way to wait for it to move. Published by the log's writer
- * after the batch is durable; awaited by any number of subscriber loops (virtual threads).
+ * Thread-safe (a lock and volatiles): the committed head of one log and a way to wait for it to
+ * move. Published by the log's writer after the batch is durable; awaited by any number of
+ * subscriber loops (virtual threads).
  * It outlives the log's open queue, so subscribers keep waiting across idle close and reopen.
  */
 final class HeadSignal {

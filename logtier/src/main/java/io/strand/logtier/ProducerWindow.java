@@ -8,10 +8,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Idempotent-producer memory of one log: for the most recently active producers (at least
- * {@code maxProducers}), the seqs each recent {@code producerSeq} was appended at, so a retried
- * append returns the original seqs instead of appending again. Rebuilt on open from the log's
- * state snapshot plus the entries after it. Owned by the log's writer thread.
+ * Owned by the log's writer thread (through its {@link LogAppender}): the idempotent-producer memory
+ * of one log. For the most recently active producers (at least {@code maxProducers}), the seqs each
+ * recent {@code producerSeq} was appended at, so a retried append returns the original seqs instead
+ * of appending again. Rebuilt on open from the log's state snapshot plus the entries after it.
  */
 final class ProducerWindow {
     /** Recent producerSeqs remembered per producer: enough for that many appends in flight. */

@@ -10,14 +10,13 @@ import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 
 /**
- * The read cursors of one hot queue: a few tailers kept open between reads, each positioned where
- * its last read ended, so a sequential reader (the next page, a subscription's next chunk)
- * continues where it stopped instead of creating a tailer, mapping the cycle file's blocks, seeking
- * with {@code moveToIndex} and closing it all again for every read.
+ * Thread-safe: a cursor is used by one thread between {@link #borrow} and {@link #giveBack}; the
+ * pool's lock guards only the idle list. The read cursors of one hot queue: a few tailers kept open
+ * between reads, each positioned where its last read ended, so a sequential reader (the next page,
+ * a subscription's next chunk) continues where it stopped instead of creating a tailer, mapping the
+ * cycle file's blocks, seeking with {@code moveToIndex} and closing it all again for every read.
  *
- * <p>Thread-safe: a cursor is used by one thread between {@link #borrow} and {@link #giveBack};
- * the pool's lock guards only the idle list, never a tailer's creation or close. Cursors are closed
- * when the pool is (with the log), when more than {@link #MAX_IDLE} are idle, when a reader gives
+ * <p>The lock is never held while a tailer is created or closed. Cursors are closed when the pool is (with the log), when more than {@link #MAX_IDLE} are idle, when a reader gives
  * one back in an unknown state, and when {@link #invalidate} says older cycle files went away.
  */
 final class ReadCursors implements AutoCloseable {

@@ -1,6 +1,7 @@
 package io.strand.logtier;
 
 import io.strand.coldtier.ColdLog;
+import io.strand.core.Agent;
 import io.strand.core.ErrorCode;
 import io.strand.core.FailPoints;
 import io.strand.core.Names;
@@ -12,20 +13,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Thread-safe: trims, retention policies and the {@code log-retention} worker thread that applies
+ * Thread-safe: trims, retention policies and the {@code log-retention} {@link Agent} that applies
  * them (SPEC §12). A log's trim point and policy change only in a turn on its workspace's writer (so
  * they are ordered with its appends); giving space back runs only on the worker thread, while no
  * roll runs ({@link Roller#withoutRolls}), so a trim never races a roll.
  *
  * <p>A trim's commit point is {@code retention.json} ({@link RetentionFile}) renamed and fsynced
  * with the new {@code first}; from then on no read serves a seq below it (reads take the log's
- * {@code first} when they start, see {@link LogStore}'s forward read), and the reply follows.
+ * {@code first} when they start, see {@link LogReader#forward}), and the reply follows.
  * Space comes back afterwards, on the worker, each step safe to repeat after a crash:
  * <ol>
  * <li>cold segments wholly below {@code first} are retired in one manifest commit (readers holding
@@ -49,8 +48,10 @@ public final class Retention implements AutoCloseable {
     private final RetentionPolicy defaults;
     private final Duration interval;
     private final Duration coldGrace;
-    private final LinkedBlockingQueue<String> requests = new LinkedBlockingQueue<>();
-    private final Thread thread;
+    private final ConcurrentLinkedQueue<String> requests = new ConcurrentLinkedQueue<>();
+    /** When the next pass over every log is due (System.nanoTime); the agent's thread only. */
+    private long nextPass = System.nanoTime(); // a pass at start finishes what a crash interrupted
+    private final Agent agent;
     private volatile boolean running = true;
     public final AtomicLong trims = new AtomicLong();
     public final AtomicLong passes = new AtomicLong();
@@ -73,7 +74,9 @@ public final class Retention implements AutoCloseable {
         this.interval = interval;
         this.coldGrace = coldGrace;
         logs.retentionDefaults(defaults);
-        this.thread = WorkerThreads.start(this::loop, "log-retention");
+        // the agent looks at least every second for requests and a due pass; a request wakes it at once
+        Duration period = interval.compareTo(Duration.ofSeconds(1)) < 0 ? interval : Duration.ofSeconds(1);
+        this.agent = Agent.start("log-retention", period, this::work, true);
     }
 
     public RetentionPolicy defaults() {
@@ -104,7 +107,7 @@ public final class Retention implements AutoCloseable {
             moveFirst(log, before);
             return new Trimmed(log.first(), head);
         });
-        requests.add(ws + '/' + name);
+        request(ws, name);
         return t;
     }
 
@@ -116,7 +119,7 @@ public final class Retention implements AutoCloseable {
             log.retention(log.retention().withPolicy(policy));
             return null;
         });
-        requests.add(ws + '/' + name);
+        request(ws, name);
         return policy;
     }
 
@@ -133,11 +136,7 @@ public final class Retention implements AutoCloseable {
     private <T> T onWriter(String ws, String name, java.util.function.Function<Log, T> change) {
         Object[] out = new Object[1];
         boolean found = logs.withLog(ws, name, log -> {
-            try {
-                out[0] = logs.writers().submit(ws, commit -> change.apply(log)).join();
-            } catch (CompletionException e) {
-                throw e.getCause() instanceof RuntimeException r ? r : e;
-            }
+            out[0] = LogStore.onWriter(logs.writers(), ws, () -> change.apply(log));
             return true;
         }, false);
         if (!found) {
@@ -150,28 +149,40 @@ public final class Retention implements AutoCloseable {
 
     // ---------------------------------------------------------------- worker
 
-    private void loop() {
-        long nextPass = System.nanoTime(); // a pass at start finishes what a crash interrupted
-        while (running) {
+    /** The agent's pass: the logs asked for, then every log when a pass is due. Each failure is counted and logged. */
+    private void work() {
+        String key;
+        while (running && (key = requests.poll()) != null) {
+            int slash = key.indexOf('/');
+            String ws = key.substring(0, slash);
+            String name = key.substring(slash + 1);
+            applyCounted(ws, name);
+        }
+        if (running && System.nanoTime() - nextPass >= 0) {
             try {
-                long wait = Math.max(0, nextPass - System.nanoTime());
-                String key = requests.poll(wait, TimeUnit.NANOSECONDS);
-                if (key != null) {
-                    int slash = key.indexOf('/');
-                    apply(key.substring(0, slash), key.substring(slash + 1));
-                } else {
-                    pass();
-                    nextPass = System.nanoTime() + interval.toNanos();
-                }
-            } catch (InterruptedException e) {
-                if (!running) {
-                    return;
-                }
-            } catch (Throwable t) {
-                failures.incrementAndGet();
-                lastError = String.valueOf(t);
-                LOG.log(System.Logger.Level.WARNING, "retention step failed (retried on the next pass): " + t, t);
+                pass();
+            } catch (IOException | RuntimeException | Error e) {
+                failed("retention pass", e);
             }
+            nextPass = System.nanoTime() + interval.toNanos();
+        }
+    }
+
+    private void applyCounted(String ws, String name) {
+        try {
+            apply(ws, name);
+        } catch (RuntimeException | Error e) {
+            failed(ws + "/" + name, e);
+        }
+    }
+
+    /** Counts and logs a failed step (retried on the next pass); a VM error goes on to the agent, which reports it. */
+    private void failed(String what, Throwable e) {
+        failures.incrementAndGet();
+        lastError = what + ": " + e;
+        LOG.log(System.Logger.Level.WARNING, "retention of " + what + " failed (retried on the next pass): " + e, e);
+        if (e instanceof VirtualMachineError fatal) {
+            throw fatal;
         }
     }
 
@@ -196,13 +207,7 @@ public final class Retention implements AutoCloseable {
                             return;
                         }
                         if (Names.isObject(name) && (byDefault || RetentionFile.exists(logDir)) && Log.exists(logDir)) {
-                            try {
-                                apply(ws, name);
-                            } catch (RuntimeException e) {
-                                failures.incrementAndGet();
-                                lastError = ws + "/" + name + ": " + e.getMessage();
-                                LOG.log(System.Logger.Level.WARNING, "retention of " + ws + "/" + name + " failed: " + e.getMessage());
-                            }
+                            applyCounted(ws, name);
                         }
                     }
                 }
@@ -217,10 +222,10 @@ public final class Retention implements AutoCloseable {
                     : Names.SYSTEM_WORKSPACE.equals(ws) ? RetentionPolicy.UNLIMITED : defaults;
             long keep = policy.keepFrom(log.head(), log.dataBytes(), System.currentTimeMillis(), log::seqAtOrAfter);
             if (keep > log.floor()) {
-                join(logs.writers().submit(ws, commit -> {
+                LogStore.onWriter(logs.writers(), ws, () -> {
                     moveFirst(log, Math.min(keep, log.head() + 1));
                     return null;
-                }));
+                });
             }
             reclaim(ws, name, log);
             return true;
@@ -246,12 +251,9 @@ public final class Retention implements AutoCloseable {
             }
             // The cold part now holds nothing wholly below first, so hot files below it are not needed
             // to continue it either: the roller goes on at first.
-            long hotFirst = log.hot().firstSeq();
+            long hotFirst = log.hotStoredFirst();
             if (hotFirst > 0 && hotFirst < first) {
-                int dropped = join(logs.writers().submit(ws, commit -> {
-                    log.snapshot();
-                    return log.hot().dropCyclesBefore(first);
-                }));
+                int dropped = LogStore.onWriter(logs.writers(), ws, () -> log.dropHotBefore(first));
                 FailPoints.hit("trim.afterHotDrop");
                 hotFilesDeleted.addAndGet(dropped);
             }
@@ -266,17 +268,10 @@ public final class Retention implements AutoCloseable {
         }
     }
 
-    private static <T> T join(java.util.concurrent.CompletableFuture<T> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException r ? r : e;
-        }
-    }
-
     /** Queues a log for an immediate check (tests; the worker also checks every {@code interval}). */
     public void request(String ws, String name) {
         requests.add(ws + '/' + name);
+        agent.wake();
     }
 
     /** Counters for metrics and status. */
@@ -289,6 +284,6 @@ public final class Retention implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        WorkerThreads.stop(thread);
+        agent.close();
     }
 }

@@ -1,8 +1,10 @@
 package io.strand.logtier;
 
 import io.strand.coldtier.ColdLog;
+import io.strand.core.Agent;
 import io.strand.core.Entry;
 import io.strand.core.StrandException;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -11,47 +13,78 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /**
- * Moves the oldest hot entries of logs past their hot threshold into cold segments, following the
- * roll protocol (segment written, uploaded, verified and in the manifest, then hot cycles
- * dropped). Runs on one named thread, {@code cold-roller}, so cold work is bounded to one roll at a
- * time and never runs on the append path. A store that is down only delays rolling: the log's hot
- * part keeps growing, the failure is counted and retried with capped backoff.
+ * Thread-safe: rolls run one at a time on the {@code cold-roller} {@link Agent} (or on a {@code cold
+ * roll} request's thread, never two at once); any thread may queue a log. Moves the oldest hot
+ * entries of logs past their hot threshold into cold segments, following the roll protocol
+ * (segment written, uploaded, verified and in the manifest, then hot cycles dropped), so cold work
+ * is bounded to one roll at a time and never runs on the append path. A store that is down only
+ * delays rolling: the log's hot part keeps growing, the failure is counted and retried with capped
+ * backoff. The roller sees the log tier only through {@link Logs} and {@link RollableLog}.
  */
 final class Roller implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("strand.cold");
     static final int MAX_SEGMENT_ENTRIES = 250_000;
     private static final long MAX_BACKOFF_MILLIS = 30_000;
+    /** How often the agent looks for candidates whose retry time has come (a request wakes it at once). */
+    private static final Duration PASS_EVERY = Duration.ofSeconds(1);
 
-    private final LogStore logs;
+    /** What the roller needs of the log tier. */
+    interface Logs {
+        /** Runs {@code roll} on the open log {@code ws/name}, held open meanwhile; 0 when the log does not exist. */
+        long withLog(String ws, String name, ToLongFunction<RollableLog> roll);
+
+        /** Runs {@code change} as a turn on the writer of {@code ws} and waits for it. */
+        <T> T onWriter(String ws, Supplier<T> change);
+    }
+
+    /** What the roller needs of one open log. */
+    interface RollableLog {
+        long head();
+
+        /** The trim point: entries below it are never rolled. */
+        long floor();
+
+        /** Data bytes appended over the log's life, for its average entry size. */
+        long dataBytes();
+
+        long seqAtOrAfter(long ts);
+
+        /** Hot entries {@code from..to} into {@code limit}; returns the seq after the last one delivered. */
+        long readHot(long from, long to, LogReader.Limit limit);
+
+        /** Drops hot cycle files wholly below {@code keepFrom}; writer thread only. */
+        int dropHotBefore(long keepFrom);
+    }
+
+    private final Logs logs;
     private final ColdTier cold;
     private final LogConfig.HotThreshold threshold;
     private final ReentrantLock lock = new ReentrantLock();
     /** Held for a whole roll, so the background loop and {@code cold roll} requests never roll at the same time. */
     private final ReentrantLock rolling = new ReentrantLock();
-    private final Condition work = lock.newCondition();
     private final LinkedHashSet<String> candidates = new LinkedHashSet<>();
     private final Map<String, Long> retryAt = new ConcurrentHashMap<>();
     private final Map<String, Integer> failures = new ConcurrentHashMap<>();
     private final Map<String, Known> known = new ConcurrentHashMap<>();
     private static final long AGE_CHECK_NANOS = 10_000_000_000L;
-    private final Thread thread;
-    private volatile boolean running = true;
+    private final Agent agent;
+    private volatile boolean closed;
     final AtomicLong rolls = new AtomicLong();
     final AtomicLong rolledEntries = new AtomicLong();
     final AtomicLong rollFailures = new AtomicLong();
     volatile String lastError = "";
 
-    Roller(LogStore logs, ColdTier cold, LogConfig.HotThreshold threshold) {
+    Roller(Logs logs, ColdTier cold, LogConfig.HotThreshold threshold) {
         this.logs = logs;
         this.cold = cold;
         this.threshold = threshold;
-        this.thread = WorkerThreads.start(this::loop, "cold-roller");
+        this.agent = Agent.start("cold-roller", PASS_EVERY, this::rollDue);
     }
 
     /** After an append or open: queue a check of the log (deduplicated; the check itself runs on the roller). */
@@ -81,29 +114,19 @@ final class Roller implements AutoCloseable {
     void request(String ws, String name) {
         lock.lock();
         try {
-            if (candidates.add(ws + '/' + name)) {
-                work.signal();
+            if (!candidates.add(ws + '/' + name)) {
+                return;
             }
         } finally {
             lock.unlock();
         }
+        agent.wake();
     }
 
-    private void loop() {
-        while (running) {
-            String key;
-            lock.lock();
-            try {
-                key = nextDue();
-                if (key == null) {
-                    work.await(1, TimeUnit.SECONDS);
-                    continue;
-                }
-            } catch (InterruptedException e) {
-                continue;
-            } finally {
-                lock.unlock();
-            }
+    /** The agent's pass: rolls every candidate whose retry time has come, one after another. */
+    private void rollDue() {
+        String key;
+        while (!closed && (key = nextDue()) != null) {
             int slash = key.indexOf('/');
             String ws = key.substring(0, slash);
             String name = key.substring(slash + 1);
@@ -111,7 +134,7 @@ final class Roller implements AutoCloseable {
                 rollNow(ws, name, false);
                 failures.remove(key);
                 retryAt.remove(key);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 int n = failures.merge(key, 1, Integer::sum);
                 long backoff = Math.min(MAX_BACKOFF_MILLIS, 500L << Math.min(n, 10));
                 retryAt.put(key, System.currentTimeMillis() + backoff);
@@ -119,30 +142,43 @@ final class Roller implements AutoCloseable {
                 lastError = key + ": " + e.getMessage();
                 LOG.log(System.Logger.Level.WARNING, "cold roll of " + key + " failed (attempt " + n + ", retry in "
                         + backoff + " ms); hot part keeps growing: " + e.getMessage());
-                request(ws, name);
+                requeue(key);
+                if (e instanceof VirtualMachineError fatal) {
+                    throw fatal; // counted and queued again; the agent reports it
+                }
             }
         }
     }
 
-    /** The first candidate whose retry time has come; called with the lock held. */
+    private void requeue(String key) {
+        lock.lock();
+        try {
+            candidates.add(key);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Takes the first candidate whose retry time has come, null when none has. */
     private String nextDue() {
         long now = System.currentTimeMillis();
-        for (Iterator<String> it = candidates.iterator(); it.hasNext(); ) {
-            String key = it.next();
-            if (retryAt.getOrDefault(key, 0L) <= now) {
-                it.remove();
-                return key;
+        lock.lock();
+        try {
+            for (Iterator<String> it = candidates.iterator(); it.hasNext(); ) {
+                String key = it.next();
+                if (retryAt.getOrDefault(key, 0L) <= now) {
+                    it.remove();
+                    return key;
+                }
             }
+            return null;
+        } finally {
+            lock.unlock();
         }
-        return null;
     }
 
-    /**
-     * Rolls what the threshold asks for (or, when {@code everything}, all committed entries but
-     * the newest) into segments. Returns the number of entries rolled.
-     */
     /** Runs {@code body} while no roll runs (a log delete: no roll may commit a manifest between its steps). */
-    <T> T withoutRolls(java.util.function.Supplier<T> body) {
+    <T> T withoutRolls(Supplier<T> body) {
         rolling.lock();
         try {
             return body.get();
@@ -151,6 +187,10 @@ final class Roller implements AutoCloseable {
         }
     }
 
+    /**
+     * Rolls what the threshold asks for (or, when {@code everything}, all committed entries) into
+     * segments. Returns the number of entries rolled.
+     */
     long rollNow(String ws, String name, boolean everything) {
         rolling.lock();
         try {
@@ -161,51 +201,43 @@ final class Roller implements AutoCloseable {
     }
 
     private long rollLocked(String ws, String name, boolean everything) {
-        LogStore.LogSlot slot = logs.slotFor(ws, name);
-        Log log = slot.acquire(false);
-        if (log == null) {
-            return 0;
+        return logs.withLog(ws, name, log -> roll(ws, name, log, everything));
+    }
+
+    private long roll(String ws, String name, RollableLog log, boolean everything) {
+        ColdLog c = cold.log(ws, name);
+        long coldLast = c.lastSeq();
+        long floor = log.floor();
+        if (coldLast < floor - 1) {
+            // trimmed past the cold part: its segments all lie below first and hot files below it
+            // may be gone, so retire them and continue the cold part at first (never roll a gap)
+            if (coldLast > 0) {
+                c.trimBefore(floor, io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
+            }
+            coldLast = Math.max(c.lastSeq(), floor - 1);
         }
-        try {
-            ColdLog c = cold.log(ws, name);
-            long coldLast = c.lastSeq();
-            long floor = log.floor();
-            if (coldLast < floor - 1) {
-                // trimmed past the cold part: its segments all lie below first and hot files below it
-                // may be gone, so retire them and continue the cold part at first (never roll a gap)
-                if (coldLast > 0) {
-                    c.trimBefore(floor, io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
-                }
-                coldLast = Math.max(c.lastSeq(), floor - 1);
-            }
-            long head = log.head();
-            long rollTo = everything ? head : target(log, coldLast, head);
-            long rolled = 0;
-            while (coldLast < rollTo) {
-                long segEnd = Math.min(rollTo, coldLast + MAX_SEGMENT_ENTRIES);
-                c.roll(hotEntries(log, coldLast + 1, segEnd));
-                rolled += segEnd - coldLast;
-                coldLast = segEnd;
-                rolls.incrementAndGet();
-            }
-            long bytes = log.dataBytes();
-            known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime()));
-            if (rolled > 0) {
-                rolledEntries.addAndGet(rolled);
-                long keepFrom = coldLast + 1;
-                logs.writers().submit(ws, commit -> {
-                    log.snapshot();
-                    return log.hot().dropCyclesBefore(keepFrom);
-                }).join();
-            }
-            return rolled;
-        } finally {
-            slot.release();
+        long head = log.head();
+        long rollTo = everything ? head : target(log, coldLast, head);
+        long rolled = 0;
+        while (coldLast < rollTo) {
+            long segEnd = Math.min(rollTo, coldLast + MAX_SEGMENT_ENTRIES);
+            c.roll(hotEntries(log, coldLast + 1, segEnd));
+            rolled += segEnd - coldLast;
+            coldLast = segEnd;
+            rolls.incrementAndGet();
         }
+        long bytes = log.dataBytes();
+        known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime()));
+        if (rolled > 0) {
+            rolledEntries.addAndGet(rolled);
+            long keepFrom = coldLast + 1;
+            logs.onWriter(ws, () -> log.dropHotBefore(keepFrom));
+        }
+        return rolled;
     }
 
     /** Highest seq to roll so that the hot part is back under every limit with room to grow. */
-    private long target(Log log, long coldLast, long head) {
+    private long target(RollableLog log, long coldLast, long head) {
         long hot = head - coldLast;
         long rollTo = coldLast;
         if (hot > threshold.maxEntries()) {
@@ -226,7 +258,7 @@ final class Roller implements AutoCloseable {
     }
 
     /** Streams hot entries {@code from..to} in chunks (memory stays bounded for big segments). */
-    private static Iterator<Entry> hotEntries(Log log, long from, long to) {
+    private static Iterator<Entry> hotEntries(RollableLog log, long from, long to) {
         return new Iterator<>() {
             private final ArrayDeque<Entry> buffer = new ArrayDeque<>();
             private long next = from;
@@ -235,7 +267,7 @@ final class Roller implements AutoCloseable {
             public boolean hasNext() {
                 if (buffer.isEmpty() && next <= to) {
                     List<Entry> chunk = new ArrayList<>();
-                    long after = log.hot().read(next, to, 2000, 8L << 20, chunk::add);
+                    long after = log.readHot(next, to, new LogReader.Limit(2000, 8L << 20, EntrySink.of(chunk::add)));
                     if (chunk.isEmpty()) {
                         throw new StrandException(io.strand.core.ErrorCode.CORRUPT,
                                 "hot entries " + next + ".." + to + " are missing while rolling");
@@ -267,7 +299,7 @@ final class Roller implements AutoCloseable {
 
     @Override
     public void close() {
-        running = false;
-        WorkerThreads.stop(thread);
+        closed = true;
+        agent.close();
     }
 }

@@ -4,10 +4,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
- * Strand seq → Chronicle queue index. Queue indexes are {@code cycle << bits | n} and jump at every
- * roll, but within one cycle every excerpt (and so every seq, see {@link EntryCodec}) takes the
- * next index. So one record per cycle — the first seq in it and its index — maps any seq with a
- * floor lookup and an addition, never a scan. Written by the log's writer, read by any thread.
+ * Thread-safe (a concurrent map): written by the log's writer, read by any thread. Strand seq →
+ * Chronicle queue index. Queue indexes are {@code cycle << bits | n} and jump at every roll, but
+ * within one cycle every excerpt (and so every seq, see {@link HotExcerptCodec}) takes the next
+ * index. So one record per cycle — the first seq in it and its index — maps any seq with a floor
+ * lookup and an addition, never a scan.
  */
 final class SeqIndex {
     private record CycleStart(long firstSeq, long firstIndex, int cycle) {

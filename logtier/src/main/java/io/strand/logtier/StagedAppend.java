@@ -3,23 +3,25 @@ package io.strand.logtier;
 import io.strand.core.Writers;
 
 /**
- * One log's append inside a txn, validated and encoded but not yet written ({@link LogStore#stage}).
- * Owned by the writer turn that staged it: it holds the log open (when it exists) until
- * {@link #apply} or {@link #abandon}, and nothing else appends to the log in between (the turn runs
- * on the log's workspace writer). A log that does not exist yet is created by {@link #apply} only.
+ * Owned by the writer turn that staged it: one log's append inside a txn, validated and encoded but
+ * not yet written ({@link LogStore#stage}). It holds the log's slot (and the log open, when it
+ * exists) until {@link #apply} or {@link #abandon}, and nothing else appends to the log in between
+ * (the turn runs on the log's workspace writer). A log that does not exist yet is created by
+ * {@link #apply} only.
  */
 public final class StagedAppend {
     private final LogStore store;
     private final String ws;
     private final String name;
+    /** Held until apply or abandon. */
+    private final LogSlot slot;
     /** Null while the log does not exist. */
-    private LogStore.LogSlot slot;
     private Log log;
     private final byte[] excerpt;
     private final int entries;
     private boolean finished;
 
-    StagedAppend(LogStore store, String ws, String name, LogStore.LogSlot slot, Log log, byte[] excerpt, int entries) {
+    StagedAppend(LogStore store, String ws, String name, LogSlot slot, Log log, byte[] excerpt, int entries) {
         this.store = store;
         this.ws = ws;
         this.name = name;
@@ -53,13 +55,11 @@ public final class StagedAppend {
             throw new IllegalStateException("append to " + name + " already applied or abandoned");
         }
         finished = true;
-        if (slot == null) {
-            slot = store.holdForAppend(ws, name);
-            log = slot.acquireIfOpen(); // open, since held
-            slot.release(); // the hold of holdForAppend stays, released below
-        }
         try {
-            AppendResult r = log.applyStaged(excerpt, commit, durable);
+            if (log == null) {
+                log = slot.log(LogSlot.Open.CREATE);
+            }
+            AppendResult r = log.appender().applyStaged(excerpt, commit, durable);
             store.afterTxnAppend(ws, name, r.lastSeq(), commit);
             return r;
         } finally {
@@ -71,9 +71,7 @@ public final class StagedAppend {
     public void abandon() {
         if (!finished) {
             finished = true;
-            if (slot != null) {
-                slot.release();
-            }
+            slot.release();
         }
     }
 }

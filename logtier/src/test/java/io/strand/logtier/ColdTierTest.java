@@ -39,6 +39,32 @@ class ColdTierTest {
         return seqs;
     }
 
+    /** Cold entries are counted into a chunk as hot ones are: it ends at the entry that reaches maxBytes, and takes its first always. */
+    @Test
+    void coldChunkShouldEndAtTheEntryThatReachesMaxBytesAsAHotOneDoes() throws Exception {
+        try (ColdNode node = start(1_000_000)) {
+            LogStore store = node.store();
+            store.append("w", "c", ColdNode.batch(1, 6)).join();
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            long next = 7;
+            while (store.hotStoredFirst("w", "c") <= 6) { // until seqs 1..6 are in the cold tier only
+                assertTrue(System.nanoTime() < deadline, "the first one-second cycle file was dropped");
+                store.append("w", "c", ColdNode.batch(next++, 1)).join();
+                store.rollNow("w", "c");
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000_000); // poll for the next cycle file with a deadline
+            }
+            int weight = Entry.weight("{\"n\":1}".length(), null); // seqs 1..6 weigh the same
+            long[] budgets = {1, weight, weight + 1, 2L * weight, 2L * weight + 1};
+            int[] counts = {1, 1, 2, 2, 3};
+            for (int i = 0; i < budgets.length; i++) {
+                List<Long> got = new ArrayList<>();
+                store.readChunk("w", "c", 1, 100, budgets[i], (seq, ts, key, data, offset, length) -> got.add(seq));
+                assertEquals(counts[i], got.size(), "a chunk of " + budgets[i] + " bytes");
+                assertEquals(1, got.getFirst());
+            }
+        }
+    }
+
     @Test
     void readsShouldCrossHotColdBoundaryExactlyWhenOldEntriesRolled() throws Exception {
         int total = 20_000;

@@ -51,7 +51,7 @@ class HotLogChecksumTest {
         long next = from;
         while (next <= to) {
             int before = got.size();
-            next = hot.read(next, to, 1000, Long.MAX_VALUE, got::add);
+            next = hot.reader().read(next, to, new LogReader.Limit(1000, Long.MAX_VALUE, EntrySink.of(got::add)));
             if (got.size() == before) {
                 break;
             }
@@ -93,7 +93,7 @@ class HotLogChecksumTest {
     void readShouldReportCorruptNamingWsLogAndSeqWhenOneByteOfAStoredExcerptFlips() throws IOException {
         try (HotLog hot = open()) {
             for (long seq = 1; seq <= 20; seq++) {
-                hot.append(System.currentTimeMillis(), List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                hot.appender().append(System.currentTimeMillis(), List.of(marked(seq)), Collections.singletonList(null), null, 0);
             }
         }
         flipByteOf("entry-0010");
@@ -102,7 +102,7 @@ class HotLogChecksumTest {
             StrandException e = assertThrows(StrandException.class, () -> readAll(hot, 1, 20));
             assertCorrupt(e, 10);
             assertCorrupt(assertThrows(StrandException.class, () -> readAll(hot, 10, 20)), 10);
-            assertCorrupt(assertThrows(StrandException.class, () -> hot.tsOf(10)), 10);
+            assertCorrupt(assertThrows(StrandException.class, () -> hot.reader().tsOf(10)), 10);
             List<Entry> before = readAll(hot, 1, 9);
             assertEquals(9, before.size());
             for (Entry entry : before) {
@@ -115,9 +115,9 @@ class HotLogChecksumTest {
     @Test
     void readShouldReportTheBatchFirstSeqWhenAByteInsideABatchFlips() throws IOException {
         try (HotLog hot = open()) {
-            hot.append(1000, List.of(marked(1), marked(2)), Collections.nCopies(2, null), null, 0);
-            hot.append(1000, List.of(marked(3), marked(4), marked(5)), Collections.nCopies(3, null), "p", 7);
-            hot.append(1000, List.of(marked(6)), Collections.singletonList(null), null, 0);
+            hot.appender().append(1000, List.of(marked(1), marked(2)), Collections.nCopies(2, null), null, 0);
+            hot.appender().append(1000, List.of(marked(3), marked(4), marked(5)), Collections.nCopies(3, null), "p", 7);
+            hot.appender().append(1000, List.of(marked(6)), Collections.singletonList(null), null, 0);
         }
         flipByteOf("entry-0004");
         try (HotLog hot = open()) {
@@ -132,7 +132,7 @@ class HotLogChecksumTest {
     void openShouldReportCorruptNamingTheSeqWhenTheLastExcerptFlips() throws IOException {
         try (HotLog hot = open()) {
             for (long seq = 1; seq <= 3; seq++) {
-                hot.append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                hot.appender().append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
             }
         }
         flipByteOf("entry-0003");
@@ -143,11 +143,11 @@ class HotLogChecksumTest {
     @Test
     void replayShouldReportCorruptWhenTheWriteAheadCopyIsDamaged() {
         Bytes<?> out = Bytes.allocateElasticOnHeap(64);
-        EntryCodec.writeEntries(out, 1, 1000, List.of(marked(1)), Collections.singletonList(null), null, 0);
+        HotExcerptCodec.writeEntries(out, 1, 1000, List.of(marked(1)), Collections.singletonList(null), null, 0);
         byte[] excerpt = out.toByteArray();
         excerpt[excerpt.length - 7] ^= 0x10;
         try (HotLog hot = open()) {
-            assertCorrupt(assertThrows(StrandException.class, () -> hot.replay(excerpt)), 1);
+            assertCorrupt(assertThrows(StrandException.class, () -> hot.appender().replay(excerpt)), 1);
             assertEquals(0, hot.lastSeq(), "nothing applied");
         }
     }
@@ -157,18 +157,18 @@ class HotLogChecksumTest {
         byte[][] walCopies = new byte[3][];
         try (HotLog hot = open()) {
             for (int seq = 1; seq <= 3; seq++) {
-                hot.append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                hot.appender().append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
                 Bytes<?> out = Bytes.allocateElasticOnHeap(64);
-                EntryCodec.writeEntries(out, seq, 1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                HotExcerptCodec.writeEntries(out, seq, 1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
                 walCopies[seq - 1] = out.toByteArray();
             }
         }
         flipByteOf("entry-0002");
         try (HotLog hot = open()) {
-            assertTrue(hot.checkStoredCopy(1));
-            assertFalse(hot.checkStoredCopy(2), "the damaged copy of seq 2 is found, not trusted unread");
-            assertFalse(hot.replay(walCopies[1]), "already held: not appended again");
-            assertFalse(hot.replay(walCopies[2]));
+            assertTrue(hot.reader().checkStoredCopy(1));
+            assertFalse(hot.reader().checkStoredCopy(2), "the damaged copy of seq 2 is found, not trusted unread");
+            assertFalse(hot.appender().replay(walCopies[1]), "already held: not appended again");
+            assertFalse(hot.appender().replay(walCopies[2]));
             assertEquals(3, hot.lastSeq());
         }
     }
@@ -214,8 +214,8 @@ class HotLogChecksumTest {
         try (HotLog hot = open()) {
             assertEquals(4, hot.lastSeq());
             assertEquals(1, hot.firstSeq());
-            assertTrue(hot.replay(format1Entries(5, List.of(marked(5), marked(6)))), "a format 1 write-ahead copy replays");
-            assertEquals(7, hot.append(1000, List.of(marked(7), marked(8)), Collections.nCopies(2, null), null, 0));
+            assertTrue(hot.appender().replay(format1Entries(5, List.of(marked(5), marked(6)))), "a format 1 write-ahead copy replays");
+            assertEquals(7, hot.appender().append(1000, List.of(marked(7), marked(8)), Collections.nCopies(2, null), null, 0));
         }
         try (HotLog hot = open()) {
             assertEquals(8, hot.lastSeq());

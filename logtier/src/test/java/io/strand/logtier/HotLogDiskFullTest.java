@@ -41,7 +41,7 @@ class HotLogDiskFullTest {
         long next = 1;
         while (next <= hot.lastSeq()) {
             int before = got.size();
-            next = hot.read(next, hot.lastSeq(), 1000, Long.MAX_VALUE, got::add);
+            next = hot.reader().read(next, hot.lastSeq(), new LogReader.Limit(1000, Long.MAX_VALUE, EntrySink.of(got::add)));
             if (got.size() == before) {
                 break;
             }
@@ -63,14 +63,14 @@ class HotLogDiskFullTest {
         AtomicLong free = new AtomicLong(1L << 30);
         DiskSpace disk = new DiskSpace(dir, 1 << 20, Duration.ZERO, free::get);
         try (HotLog hot = HotLog.open("w", "l", dir.resolve("queue"), LogConfig.defaults(dir, Durability.OS), null, disk)) {
-            hot.append(1, entries(3, 100, 0), Collections.nCopies(3, null), null, 0);
+            hot.appender().append(1, entries(3, 100, 0), Collections.nCopies(3, null), null, 0);
             free.set(1 << 20); // exactly the reserve: nothing more fits
             StrandException e = assertThrows(StrandException.class,
-                    () -> hot.append(2, entries(3, 100, 3), Collections.nCopies(3, null), null, 0));
+                    () -> hot.appender().append(2, entries(3, 100, 3), Collections.nCopies(3, null), null, 0));
             assertEquals(ErrorCode.STORAGE_FULL, e.code());
             assertEquals(3, hot.lastSeq(), "a refused append assigns no seq");
             free.set(1L << 30); // space freed: the same queue takes appends again
-            assertEquals(4, hot.append(3, entries(3, 100, 3), Collections.nCopies(3, null), null, 0));
+            assertEquals(4, hot.appender().append(3, entries(3, 100, 3), Collections.nCopies(3, null), null, 0));
             assertDense(hot, "after the disk was freed");
         }
     }
@@ -86,14 +86,14 @@ class HotLogDiskFullTest {
         try (SmallFileSystem fs = mounted.get()) {
             LogConfig config = LogConfig.defaults(fs.dir(), Durability.OS);
             try (HotLog hot = HotLog.open("w", "l", fs.dir().resolve("queue"), config, null, DiskSpace.unlimited(fs.dir()))) {
-                hot.append(1, entries(1, 100, 0), Collections.nCopies(1, null), null, 0);
+                hot.appender().append(1, entries(1, 100, 0), Collections.nCopies(1, null), null, 0);
                 fs.fillLeaving(256 << 10);
                 StrandException refused = null;
                 long tag = 1;
                 for (int i = 0; i < 1000 && refused == null; i++) {
                     long before = hot.lastSeq();
                     try {
-                        hot.append(2, entries(4, 8000, tag), Collections.nCopies(4, null), null, 0);
+                        hot.appender().append(2, entries(4, 8000, tag), Collections.nCopies(4, null), null, 0);
                         tag += 4;
                     } catch (StrandException e) {
                         refused = e;
@@ -105,7 +105,7 @@ class HotLogDiskFullTest {
                 assertDense(hot, "after the fault");
                 long head = hot.lastSeq();
                 fs.freeBallast();
-                assertEquals(head + 1, hot.append(3, entries(4, 8000, tag), Collections.nCopies(4, null), null, 0));
+                assertEquals(head + 1, hot.appender().append(3, entries(4, 8000, tag), Collections.nCopies(4, null), null, 0));
                 assertDense(hot, "after space was freed");
             }
         }

@@ -40,7 +40,7 @@ class HotLogTest {
         long next = from;
         while (next <= to) {
             int before = got.size();
-            next = hot.read(next, to, 1000, Long.MAX_VALUE, got::add);
+            next = hot.reader().read(next, to, new LogReader.Limit(1000, Long.MAX_VALUE, EntrySink.of(got::add)));
             if (got.size() == before) {
                 break;
             }
@@ -66,22 +66,22 @@ class HotLogTest {
         long keepFrom = 5L * BATCH; // the last seq of batch 5: a padding, cycles after its batch's entries
         try (HotLog hot = HotLog.open(dir.resolve("q"), config, clock)) {
             for (int b = 0; b < BATCHES; b++) {
-                long first = hot.append(clock.currentTimeMillis(), data(b * (long) BATCH + 1, BATCH),
+                long first = hot.appender().append(clock.currentTimeMillis(), data(b * (long) BATCH + 1, BATCH),
                         Collections.nCopies(BATCH, null), null, 0);
                 assertEquals(b * (long) BATCH + 1, first);
             }
             assertEquals(last, hot.lastSeq());
-            assertTrue(hot.dropCyclesBefore(keepFrom) > 0, "older cycles dropped");
+            assertTrue(hot.cycles().dropBefore(keepFrom) > 0, "older cycles dropped");
             assertTrue(hot.firstSeq() <= keepFrom && hot.firstSeq() > 1, "first stored seq " + hot.firstSeq());
             assertReadsExactly(hot, keepFrom, last, "after the drop");
             assertReadsExactly(hot, hot.firstSeq(), last, "from the first stored seq");
-            hot.tsOf(hot.firstSeq()); // the first stored seq leads to a whole batch, not an orphan padding
+            hot.reader().tsOf(hot.firstSeq()); // the first stored seq leads to a whole batch, not an orphan padding
         }
         try (HotLog hot = HotLog.open(dir.resolve("q"), config, clock)) {
             assertTrue(hot.firstSeq() <= keepFrom && hot.firstSeq() > 1, "first stored seq after reopening " + hot.firstSeq());
             assertEquals(last, hot.lastSeq());
             assertReadsExactly(hot, hot.firstSeq(), last, "after reopening");
-            hot.tsOf(hot.firstSeq());
+            hot.reader().tsOf(hot.firstSeq());
         }
     }
 
@@ -97,13 +97,13 @@ class HotLogTest {
                 .autoIncrement(100, TimeUnit.MILLISECONDS);
         try (HotLog hot = HotLog.open(dir.resolve("q"), config, clock)) {
             for (int b = 0; b < BATCHES; b++) {
-                hot.append(clock.currentTimeMillis(), data(b * (long) BATCH + 1, BATCH), Collections.nCopies(BATCH, null), null, 0);
+                hot.appender().append(clock.currentTimeMillis(), data(b * (long) BATCH + 1, BATCH), Collections.nCopies(BATCH, null), null, 0);
             }
             long staleFirst = hot.firstSeq();
-            assertTrue(hot.dropCyclesBefore(5L * BATCH) > 0, "older cycles dropped");
+            assertTrue(hot.cycles().dropBefore(5L * BATCH) > 0, "older cycles dropped");
             assertTrue(hot.firstSeq() > staleFirst, "the first stored seq moved to " + hot.firstSeq());
             List<Entry> got = new ArrayList<>();
-            assertEquals(staleFirst, hot.read(staleFirst, hot.lastSeq(), 10, Long.MAX_VALUE, got::add));
+            assertEquals(staleFirst, hot.reader().read(staleFirst, hot.lastSeq(), new LogReader.Limit(10, Long.MAX_VALUE, EntrySink.of(got::add))));
             assertEquals(List.of(), got, "nothing delivered for a seq the hot part no longer holds");
         }
     }

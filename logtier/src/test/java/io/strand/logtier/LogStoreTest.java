@@ -238,6 +238,40 @@ class LogStoreTest {
         }
     }
 
+    /** In a cluster the leader stamps each batch, so every replica stores the same ts: the stamp wins over the clock. */
+    @Test
+    void appendShouldStoreTheGivenStampWhenTheRequestCarriesOne() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        long stamp = 1_600_000_000_000L; // years before this node's clock
+        AppendResult first = store.append("w", "s", batch(2, 0).withStampedAt(stamp)).join();
+        assertEquals(stamp, first.ts());
+        assertEquals(List.of(stamp, stamp), store.readForward("w", "s", 1, 10).entries().stream().map(Entry::ts).toList());
+        assertEquals(stamp + 7, store.append("w", "s", one("3").withStampedAt(stamp + 7)).join().ts());
+        assertEquals(stamp + 7, store.append("w", "s", one("4").withStampedAt(stamp - 5_000)).join().ts(),
+                "a stamp before the log's last ts is raised to it: ts never decreases within a log");
+        long clock = System.currentTimeMillis();
+        assertTrue(store.append("w", "s", one("5")).join().ts() >= clock, "no stamp: the node's clock");
+        assertEquals(List.of(stamp, stamp, stamp + 7, stamp + 7),
+                store.readForward("w", "s", 1, 4).entries().stream().map(Entry::ts).toList());
+    }
+
+    /** A txn's staged append keeps the stamp too, for a log that exists and for one the txn creates. */
+    @Test
+    void stageShouldStoreTheGivenStampWhenTheRequestCarriesOne() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        long stamp = 1_600_000_000_000L;
+        store.append("w", "old", one("1").withStampedAt(stamp)).join();
+        List<AppendResult> applied = store.writers().submit("w", commit -> {
+            StagedAppend existing = store.stage("w", "old", one("2").withStampedAt(stamp + 1));
+            StagedAppend created = store.stage("w", "new", one("1").withStampedAt(stamp + 2));
+            return List.of(existing.apply(commit, "os"), created.apply(commit, "os"));
+        }).join();
+        assertEquals(stamp + 1, applied.get(0).ts());
+        assertEquals(stamp + 2, applied.get(1).ts());
+        assertEquals(stamp + 1, store.readForward("w", "old", 2, 1).entries().getFirst().ts());
+        assertEquals(stamp + 2, store.readForward("w", "new", 1, 1).entries().getFirst().ts());
+    }
+
     @Test
     void readFromTimeShouldStartAtFirstEntryAtOrAfterTime() {
         open(LogConfig.defaults(dir, Durability.OS));
@@ -300,6 +334,86 @@ class LogStoreTest {
         Page page = store.readForward("w", "pin", 1, 10);
         assertEquals(List.of(1L, 2L, 3L), page.entries().stream().map(Entry::seq).toList());
         assertEquals(1, store.openLogs(), "one open queue for the log");
+    }
+
+    /**
+     * A delete whose turn waits (here its write-ahead record is replayed behind a blocked turn) while
+     * the reaper closes the log and forgets its slot, and the log is opened again through a new slot:
+     * the delete must go through the slot the registry holds then, closing that log and telling its
+     * watchers, never delete the files under a queue left open in the new slot.
+     */
+    @Test
+    void aDeleteQueuedWhileItsSlotIsForgottenShouldDeleteTheLogReopenedThroughTheNewSlot() throws Exception {
+        open(LogConfig.defaults(dir, Durability.OS).withOpenLimits(java.time.Duration.ofHours(1), 1));
+        store.forgetSlotsAfter(java.time.Duration.ZERO);
+        store.append("w", "d", batch(3, 0)).join();
+        store.append("w", "other", one("{}")).join(); // two open, one over the cap: "d", used least recently, is closed first
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Object> blocker = store.writers().submit("w", commit -> {
+            running.countDown();
+            release.await();
+            return null;
+        });
+        assertTrue(running.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        CompletableFuture<?> delete = writers.replay(LogStore.WAL_DELETE,
+                java.nio.ByteBuffer.wrap(WriteAheadLog.keyed("w/d", new byte[0]))); // its turn waits behind the blocker
+        store.closeIdle(); // or the store's own reaper got there first: "d" closes and its slot goes
+        assertEquals(3, store.readForward("w", "d", 1, 10).entries().size(), "opened again, through a new slot");
+        try (LogWatch watch = store.watch("w", "d")) {
+            release.countDown();
+            blocker.join();
+            delete.join();
+            assertTrue(watch.deleted(), "the watch of the log open now sees the delete");
+            assertFalse(store.info("w", "d").isPresent(), "the log open now is the one deleted");
+        }
+        assertEquals(1, store.append("w", "d", one("\"new\"")).join().firstSeq());
+        assertEquals(List.of(1L), seqs(store.readForward("w", "d", 1, 10)));
+    }
+
+    /** A subscription's cursor reads the chunk at its place, moved on by its owner, and holds the log's watch meanwhile. */
+    @Test
+    void cursorShouldReadTheChunkAtItsPlaceUntilMoved() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        store.append("w", "c", batch(10, 0)).join();
+        List<Entry> got = new ArrayList<>();
+        try (LogCursor cursor = store.cursor("w", "c", 0)) {
+            assertEquals(1, cursor.next());
+            assertEquals(5, cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add)).next());
+            assertEquals(1, cursor.next(), "reading does not move the cursor");
+            cursor.moveTo(5);
+            PageInfo page = cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add));
+            assertEquals(9, page.next());
+            cursor.moveTo(page.next());
+            page = cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add));
+            assertEquals(2, page.count());
+            assertEquals(10, page.head());
+            cursor.moveTo(page.next());
+            assertEquals(0, cursor.read(4, Long.MAX_VALUE, EntrySink.of(got::add)).count(), "at the head");
+            assertEquals(1, store.watchers("w", "c"));
+        }
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L), got.stream().map(Entry::seq).toList());
+        assertEquals(0, store.watchers("w", "c"), "closing the cursor closes its watch");
+    }
+
+    /** A chunk ends at the entry that reaches maxBytes (or maxEntries), and always takes its first entry. */
+    @Test
+    void chunkShouldEndAtTheEntryThatReachesMaxBytes() {
+        open(LogConfig.defaults(dir, Durability.OS));
+        store.append("w", "b", batch(6, 0)).join();
+        int keyed = Entry.weight("{\"i\":0}".length(), "k0"); // entries 0, 2, 4 have keys "k0", "k2", "k4"
+        int unkeyed = Entry.weight("{\"i\":1}".length(), null);
+        assertEquals(1, chunk("b", 100, 1), "the first entry is always taken");
+        assertEquals(1, chunk("b", 100, keyed));
+        assertEquals(2, chunk("b", 100, keyed + 1), "the entry that reaches maxBytes ends the chunk");
+        assertEquals(2, chunk("b", 100, keyed + unkeyed));
+        assertEquals(3, chunk("b", 100, keyed + unkeyed + 1));
+        assertEquals(2, chunk("b", 2, Long.MAX_VALUE));
+    }
+
+    /** How many entries a chunk of log {@code name} from seq 1 holds. */
+    private int chunk(String name, int maxEntries, long maxBytes) {
+        return store.readChunk("w", name, 1, maxEntries, maxBytes, (seq, ts, key, data, offset, length) -> { }).count();
     }
 
     /**

@@ -29,7 +29,7 @@ class ReadCursorsTest {
     private static long append(HotLog hot, SetTimeProvider clock, int... sizes) {
         for (int n : sizes) {
             long first = hot.lastSeq() + 1;
-            hot.append(clock.currentTimeMillis(), HotLogTest.data(first, n), Collections.nCopies(n, null), null, 0);
+            hot.appender().append(clock.currentTimeMillis(), HotLogTest.data(first, n), Collections.nCopies(n, null), null, 0);
         }
         return hot.lastSeq();
     }
@@ -48,7 +48,7 @@ class ReadCursorsTest {
         /** Reads one page up to {@code to}; returns how many entries it got. */
         int page(HotLog hot, long to) {
             List<Entry> got = new ArrayList<>();
-            long after = hot.read(next, to, limit, maxBytes, got::add);
+            long after = hot.reader().read(next, to, new LogReader.Limit(limit, maxBytes, EntrySink.of(got::add)));
             for (int i = 0; i < got.size(); i++) {
                 assertEquals(next + i, got.get(i).seq(), "seq of a page from " + next);
                 assertEquals("{\"n\":" + (next + i) + "}", got.get(i).dataText(), "data of seq " + (next + i));
@@ -137,7 +137,7 @@ class ReadCursorsTest {
             assertEquals(last + 1, paging.next);
             assertEquals(2, hot.cursors().seeks(), "both readers followed every roll without seeking again");
             assertTrue(hot.cursors().idleCount() > 0);
-            assertTrue(hot.dropCyclesBefore(last - 10) > 0, "older cycles dropped");
+            assertTrue(hot.cycles().dropBefore(last - 10) > 0, "older cycles dropped");
             assertEquals(0, hot.cursors().idleCount(), "idle cursors closed with the dropped cycles");
             Reader afterDrop = new Reader(3, Long.MAX_VALUE);
             afterDrop.next = hot.firstSeq();

@@ -123,6 +123,27 @@ class RetentionTest {
         }
     }
 
+    /** A cursor below a trim point reads a gap first, then the entries from first on. */
+    @Test
+    void cursorBelowTheTrimPointShouldReadTheGapThenEntriesFromFirst() throws Exception {
+        try (Node node = start(false, 1_000_000, RetentionPolicy.UNLIMITED)) {
+            node.store.append("w", "g", batch(1, 20)).join();
+            node.retention.trim("w", "g", 11);
+            List<Long> got = new ArrayList<>();
+            try (LogCursor cursor = node.store.cursor("w", "g", 3)) {
+                PageInfo page = cursor.read(4, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> got.add(seq));
+                assertEquals(new Page.Gap(3, 10), page.gap());
+                assertEquals(List.of(11L, 12L, 13L, 14L), got);
+                assertEquals(15, page.next());
+                cursor.moveTo(page.next());
+                page = cursor.read(100, Long.MAX_VALUE, (seq, ts, key, data, offset, length) -> got.add(seq));
+                assertNull(page.gap());
+                assertEquals(21, page.next());
+                assertEquals(java.util.stream.LongStream.rangeClosed(11, 20).boxed().toList(), got);
+            }
+        }
+    }
+
     @Test
     void trimShouldDeleteHotFilesAndColdSegmentsWhollyBelowFirst() throws Exception {
         try (Node node = start(true, 1_000_000, RetentionPolicy.UNLIMITED)) {
@@ -263,7 +284,7 @@ class RetentionTest {
         trimmer.log("w", "o").trimBefore(101, Duration.ZERO);
         trimmer.log("w", "o").collectGarbage(java.time.Instant.now());
         List<Long> got = new ArrayList<>();
-        long next = part.read(50, 200, 10, 1L << 20, e -> got.add(e.seq()));
+        long next = part.read(50, 200, new LogReader.Limit(10, 1L << 20, (seq, ts, key, data, offset, length) -> got.add(seq)));
         assertEquals(List.of(), got, "nothing, never seqs after the one asked for");
         assertEquals(50, next);
         assertEquals(101, part.firstSeq(), "the reader now sees the trimmed manifest");

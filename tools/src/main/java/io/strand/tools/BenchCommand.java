@@ -20,9 +20,10 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code strand bench}: measures the disk's own DSYNC write latency ({@link DiskProbe}), starts a
  * fresh server in a child process (its own temp data dir, the chosen durability mode), runs the
- * named scenarios over loopback, each after a warm-up on its own objects ({@link Warmup}), prints
- * one line each and writes them as JSON. Numbers come from HdrHistogram; nothing is tuned per
- * scenario.
+ * named scenarios over loopback, each after a fresh disk probe and a warm-up on its own objects
+ * ({@link Warmup}), prints one line each (throughput beside the server's and the client's CPU per
+ * unit, {@link CpuMeter}) and writes them as JSON and as a Markdown table ({@link BenchMarkdown}).
+ * Numbers come from HdrHistogram; nothing is tuned per scenario.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Run benchmarks against a fresh local server in a child process.")
@@ -40,10 +41,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", paramLabel = "SECONDS",
             description = "Warm-up per scenario, on separate objects, before the measured run (default 20; 2 with --quick; 0 for none).")
     Integer warmupSeconds;
-    @Option(names = "--out", defaultValue = "bench-results", description = "Directory for the JSON results.")
+    @Option(names = "--out", defaultValue = "bench-results",
+            description = "Directory for the results: bench-<time>.json and the same run as a Markdown table, bench-<time>.md.")
     Path out;
     @Option(names = "--report", paramLabel = "FILE.html",
-            description = "Also write the run as one self-contained HTML page: charts of each scenario's throughput and "
+            description = "Also write the run as one self-contained HTML page: charts of each scenario's throughput (with CPU per unit) and "
                     + "latency percentiles, the disk probe, the durability mode and the machine.")
     Path report;
     private ColdBenchmarks cold;
@@ -105,11 +107,15 @@ final class BenchCommand implements Callable<Integer> {
         try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), serverJvmOptions())) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
             LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
-            ds = new DsBenchmarks(server.url, durability, quick, warmup);
+            System.out.println("cpu: the server's (child JVM, pid " + server.process.pid() + ") and this client JVM's over each"
+                    + " timed window, per counted unit (op, entry, attempt, commit); " + CpuMeter.source());
+            ds = new DsBenchmarks(server.url, durability, quick, warmup, CpuMeter.forServer(server.process.pid()));
             for (String name : chosen) {
                 System.out.print("  running " + name + "…\r");
                 System.out.flush();
+                DiskProbe.Result probe = DiskProbe.run(data); // the disk's flush latency moves from minute to minute: one per row
                 BenchReport report = all.get(name).run(bench);
+                report.disk = probe;
                 System.out.println(report.line());
                 results.add(report.json());
             }
@@ -124,20 +130,40 @@ final class BenchCommand implements Callable<Integer> {
         Path file = out.resolve("bench-" + Instant.now().toString().replace(':', '-') + ".json");
         ObjectNode doc = Json.MAPPER.createObjectNode();
         doc.put("startedAt", startedAt.toString());
+        doc.put("command", command(chosen));
         doc.put("durability", durability);
         doc.put("quick", quick);
         doc.put("cores", Runtime.getRuntime().availableProcessors());
         doc.put("warmupSeconds", warmupSecs);
         doc.set("machine", machine());
         doc.set("diskProbe", disk.json());
+        doc.put("cpuClock", CpuMeter.source() + "; server = its child JVM, client = this JVM");
         doc.set("results", results);
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
+        Path table = out.resolve(file.getFileName().toString().replaceFirst("\\.json$", ".md"));
+        Files.writeString(table, BenchMarkdown.render(doc));
+        System.out.println("table: " + table);
         if (report != null) {
             BenchHtmlReport.write(doc, report);
             System.out.println("report: " + report);
         }
         return 0;
+    }
+
+    /** The command line that runs the same scenarios again ({@code --out} and {@code --report} left out). */
+    String command(List<String> chosen) {
+        StringBuilder c = new StringBuilder("strand bench --durability ").append(durability);
+        if (quick) {
+            c.append(" --quick");
+        }
+        if (warmupSeconds != null) {
+            c.append(" --warmup ").append(warmupSeconds);
+        }
+        if (!scenarios.isEmpty()) {
+            c.append(' ').append(String.join(" ", chosen));
+        }
+        return c.toString();
     }
 
     /** What the figures were measured on: cores, memory, CPU model, kernel and JDK. */

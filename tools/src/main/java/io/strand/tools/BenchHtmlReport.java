@@ -13,7 +13,9 @@ import java.util.Map;
 /**
  * Writes one {@code strand bench} run (the JSON document it stores) as a self-contained HTML page
  * for {@code --report}: the machine, the durability mode and the disk probe, then each scenario's
- * throughput and latency percentiles as SVG charts on log axes and a table of every figure. All
+ * throughput (with the server's CPU per unit beside it) and latency percentiles as SVG charts on
+ * log axes, and a table of every figure: the server's and the client's CPU per unit and the disk
+ * probe taken before each scenario among them. All
  * CSS and SVG is inline and nothing is fetched, so the page opens offline and two runs' pages can
  * be compared side by side. Stateless: every method is a pure function of its arguments.
  */
@@ -63,7 +65,7 @@ final class BenchHtmlReport {
                 {"kernel", text(m.path("kernel"), "?")},
                 {"jdk", text(m.path("jdk"), "?")}});
         JsonNode d = run.path("diskProbe");
-        card(h, "Disk probe", new String[][] {
+        card(h, "Disk probe at start", new String[][] {
                 {"what", d.path("writes").asText("?") + " DSYNC writes of " + d.path("writeBytes").asText("?") + " B"},
                 {"p50", ms(d.path("p50Ms"))},
                 {"p99", ms(d.path("p99Ms"))},
@@ -74,10 +76,12 @@ final class BenchHtmlReport {
                 {"scenarios", Integer.toString(results.size())},
                 {"warm-up", run.path("warmupSeconds").asText("?") + " s per scenario"},
                 {"server", "child JVM, loopback"},
-                {"client", "closed loop, HdrHistogram"}});
+                {"client", "closed loop, HdrHistogram"},
+                {"cpu", text(run.path("cpuClock"), "not measured")}});
         h.append("</section>\n");
 
         h.append("<section><h2>Throughput <small>per second, log scale</small></h2>\n");
+        h.append("<p class=\"note\">CPU: the server's CPU microseconds per unit (op, entry, attempt…) in the timed window.</p>\n");
         throughputChart(h, results);
         h.append("</section>\n<section><h2>Latency <small>ms, log scale</small></h2>\n");
         latencyChart(h, results);
@@ -124,8 +128,9 @@ final class BenchHtmlReport {
                 h.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" rx=\"3\" class=\"bar\">"
                         + "<title>%s</title></rect>", LABEL, y + 6, w, ROW - 12, esc(r.path("scenario").asText())));
             }
-            h.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" class=\"value\">%s %s/s</text>", LABEL + PLOT + 14,
-                    y + ROW / 2 + 5, v > 0 ? grouped(v) : "—", esc(r.path("unit").asText("ops"))));
+            String cpu = r.has("serverCpuUsPerOp") ? " · CPU " + CpuMeter.micros(r.path("serverCpuUsPerOp").asDouble()) + " µs" : "";
+            h.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" class=\"value\">%s %s/s%s</text>", LABEL + PLOT + 14,
+                    y + ROW / 2 + 5, v > 0 ? grouped(v) : "—", esc(r.path("unit").asText("ops")), esc(cpu)));
             y += ROW;
         }
         h.append("</svg>\n");
@@ -186,22 +191,26 @@ final class BenchHtmlReport {
     }
 
     private static void table(StringBuilder h, List<JsonNode> results) {
-        h.append("<table><thead><tr><th>scenario</th><th>n</th><th>throughput</th><th>in flight</th>");
+        h.append("<table><thead><tr><th>scenario</th><th>n</th><th>throughput</th>"
+                + "<th title=\"CPU microseconds per counted unit of the server and of this bench client, and the cores each kept busy\">"
+                + "CPU µs/unit<br>server · client</th>");
         for (Map.Entry<String, String> p : PERCENTILES) {
             h.append("<th>").append(p.getValue()).append(" ms</th>");
         }
-        h.append("<th>warm-up</th><th>notes</th></tr></thead><tbody>\n");
+        h.append("<th title=\"the disk probe just before the scenario: one DSYNC write\">disk<br>p50 ms</th><th>warm-up</th><th>notes</th></tr></thead><tbody>\n");
         for (JsonNode r : results) {
-            h.append("<tr><td>").append(esc(r.path("scenario").asText())).append("</td><td class=\"num\">")
+            h.append("<tr><td>").append(esc(r.path("scenario").asText()))
+                    .append(r.has("inFlight") ? "<br><small>" + r.path("inFlight").asInt() + " in flight</small>" : "")
+                    .append("</td><td class=\"num\">")
                     .append(grouped(r.path("n").asDouble())).append("</td><td class=\"num\">")
                     .append(grouped(r.path("throughputPerSec").asDouble())).append(' ').append(esc(r.path("unit").asText("ops")))
-                    .append("/s</td><td class=\"num\">").append(r.has("inFlight") ? r.path("inFlight").asText() : "")
-                    .append("</td>");
+                    .append("/s</td>").append(cpuCell(r));
             for (Map.Entry<String, String> p : PERCENTILES) {
                 h.append("<td class=\"num\">").append(r.has(p.getKey()) ? number(r.path(p.getKey()).asDouble()) : "").append("</td>");
             }
-            h.append("<td class=\"num\">").append(esc(r.path("warmupSeconds").asText())).append(" s / ")
-                    .append(grouped(r.path("warmupOps").asDouble())).append("</td><td class=\"notes\">");
+            h.append("<td class=\"num\">").append(r.has("diskP50Ms") ? number(r.path("diskP50Ms").asDouble()) : "").append("</td>");
+            h.append("<td class=\"num\">").append(esc(r.path("warmupSeconds").asText())).append(" s<br><small>")
+                    .append(grouped(r.path("warmupOps").asDouble())).append(" ops</small></td><td class=\"notes\">");
             List<String> notes = new ArrayList<>();
             r.properties().forEach(e -> {
                 if (!STANDARD_FIELDS.contains(e.getKey())) {
@@ -213,8 +222,35 @@ final class BenchHtmlReport {
         h.append("</tbody></table>\n");
     }
 
+    /**
+     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores"; a side not measured is
+     * "?", and the row's note (e.g. an in-process server) is shown when a side is missing.
+     */
+    private static String cpuCell(JsonNode r) {
+        if (!r.has("serverCpuUsPerOp") && !r.has("clientCpuUsPerOp")) {
+            return "<td class=\"notes\">" + (r.has("cpuNote") ? esc(r.path("cpuNote").asText()) : "") + "</td>";
+        }
+        StringBuilder c = new StringBuilder("<td class=\"num\">").append(side(r, "serverCpuUsPerOp")).append(" · ")
+                .append(side(r, "clientCpuUsPerOp")).append("<br><small>").append(cores(r, "serverCores"))
+                .append(" + ").append(cores(r, "clientCores")).append(" cores</small>");
+        if (r.has("cpuNote")) {
+            c.append("<br><small>").append(esc(r.path("cpuNote").asText())).append("</small>");
+        }
+        return c.append("</td>").toString();
+    }
+
+    private static String cores(JsonNode r, String field) {
+        return r.has(field) ? String.format(Locale.ROOT, "%.2f", r.path(field).asDouble()) : "?";
+    }
+
+    private static String side(JsonNode r, String field) {
+        return r.has(field) ? CpuMeter.micros(r.path(field).asDouble()) : "?";
+    }
+
     private static final List<String> STANDARD_FIELDS = List.of("scenario", "durability", "n", "unit", "seconds", "throughputPerSec",
-            "inFlight", "warmupSeconds", "warmupOps", "latencySamples", "p50Ms", "p90Ms", "p95Ms", "p99Ms", "p999Ms", "maxMs");
+            "inFlight", "warmupSeconds", "warmupOps", "latencySamples", "p50Ms", "p90Ms", "p95Ms", "p99Ms", "p999Ms", "maxMs",
+            "serverCpuUsPerOp", "clientCpuUsPerOp", "serverCores", "clientCores", "cpuNote", "diskP50Ms",
+            "serverCpuMs", "clientCpuMs", "diskP99Ms"); // the last three only in the raw JSON
 
     private static void svgOpen(StringBuilder h, int height) {
         h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 ").append(WIDTH).append(' ').append(height)
@@ -347,8 +383,9 @@ final class BenchHtmlReport {
             .legend { display: flex; gap: 14px; margin: 0 0 6px; color: #374151; font-size: 13px; flex-wrap: wrap; }
             .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; }
             .legend .note { color: #6b7280; }
+            p.note { color: #6b7280; font-size: 13px; margin: 0 0 6px; }
             table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
-            th, td { padding: 4px 6px; border-bottom: 1px solid #f1f5f9; text-align: left; vertical-align: top; }
+            th, td { padding: 4px 4px; border-bottom: 1px solid #f1f5f9; text-align: left; vertical-align: top; }
             th { color: #6b7280; font-weight: 600; white-space: nowrap; }
             td:first-child { white-space: nowrap; }
             td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }

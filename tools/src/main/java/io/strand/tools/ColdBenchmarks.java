@@ -27,6 +27,8 @@ import java.util.Random;
  * with no block of the log cached (rolling does not fill the cache), a second pass shows the warm
  * figure next to it. Each scenario first warms up on logs of its own ({@code …-warmup}, made cold
  * the same way): what the warm-up leaves in the cache are their blocks, not the measured log's.
+ * The CPU of this server's process and of this JVM is read around each timed window
+ * ({@link CpuMeter}). Used by one thread at a time.
  */
 final class ColdBenchmarks implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -36,6 +38,7 @@ final class ColdBenchmarks implements AutoCloseable {
     private final String[] randomPayloads;
     private Path data;
     private ServerProcess server;
+    private CpuMeter meter;
 
     ColdBenchmarks(String durability, boolean quick, Warmup warmup) {
         this.durability = durability;
@@ -59,6 +62,7 @@ final class ColdBenchmarks implements AutoCloseable {
             data = Files.createTempDirectory("strand-bench-cold-");
             server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false",
                     "--hot-roll-cycle", "secondly"), List.of("-Xmx2g"));
+            meter = CpuMeter.forServer(server.process.pid());
         }
         return server.url;
     }
@@ -106,7 +110,9 @@ final class ColdBenchmarks implements AutoCloseable {
         }
         JsonNode before = status(log).path("node");
         try (StrandSocket s = socket()) {
+            CpuMeter.Sample start = cpu().sample();
             LogBenchmarks.Replay replay = LogBenchmarks.replay(s, log, total, "measured", r);
+            r.cpu(cpu(), start);
             r.seconds = replay.nanos() / 1e9;
             r.count = replay.entries();
         }
@@ -130,9 +136,11 @@ final class ColdBenchmarks implements AutoCloseable {
         String log = "roll";
         preloadRandom(log, total);
         long rawBytes = http("GET", "/v1/ws/bench/logs/" + log, null).path("bytes").asLong();
+        CpuMeter.Sample cpuStart = cpu().sample();
         long start = System.nanoTime();
         JsonNode rolled = http("POST", "/v1/ws/bench/logs/" + log + "/cold/roll", "");
         long nanos = System.nanoTime() - start;
+        r.cpu(cpu(), cpuStart);
         r.record(nanos);
         JsonNode s = status(log);
         r.seconds = nanos / 1e9;
@@ -159,9 +167,11 @@ final class ColdBenchmarks implements AutoCloseable {
         coldSegments(log);
         JsonNode before = status(log);
         long storedBefore = before.path("bytes").asLong();
+        CpuMeter.Sample cpuStart = cpu().sample();
         long start = System.nanoTime();
         JsonNode report = http("POST", "/v1/ws/bench/logs/" + log + "/cold/compact", "{\"targetBytes\":1073741824,\"graceSeconds\":0}");
         long nanos = System.nanoTime() - start;
+        r.cpu(cpu(), cpuStart);
         r.record(nanos);
         r.seconds = nanos / 1e9;
         r.count = before.path("entries").asLong();
@@ -205,8 +215,10 @@ final class ColdBenchmarks implements AutoCloseable {
     private Pass pages(StrandSocket s, String log, int total, BenchReport r) throws Exception {
         JsonNode before = status(log).path("node");
         LogBenchmarks.Pages pages = new LogBenchmarks.Pages(log, total);
+        CpuMeter.Sample start = cpu().sample();
         ClosedLoop.Result result = ClosedLoop.run(s, 1, (total + 99) / 100, pages);
         if (r != null) {
+            r.cpu(cpu(), start);
             r.add(result, pages.entries.get());
         }
         JsonNode after = status(log).path("node");
@@ -247,6 +259,12 @@ final class ColdBenchmarks implements AutoCloseable {
 
     private static double mib(double bytes) {
         return Math.round(bytes / 1048576.0 * 10) / 10.0;
+    }
+
+    /** The CPU meter of this server's process (started first if need be). */
+    private CpuMeter cpu() throws IOException {
+        url();
+        return meter;
     }
 
     private StrandSocket socket() throws IOException {

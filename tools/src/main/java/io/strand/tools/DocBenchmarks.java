@@ -8,7 +8,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The doc scenarios of {@code strand bench}: 16 client connections with one request in flight
  * each (like redis-benchmark's clients) against one key, or a single serial client. Load is a
- * {@link ClosedLoop}; each scenario first warms up on its own doc ({@code …-warmup}).
+ * {@link ClosedLoop}; each scenario first warms up on its own doc ({@code …-warmup}). The CPU
+ * figures of a row ({@link CpuMeter}) are per counted unit: per attempt for the debit rows, per
+ * commit for the others (CAS contended also gives them per attempt, conflicts included).
  */
 final class DocBenchmarks {
     private static final int CLIENTS = 16;
@@ -17,13 +19,15 @@ final class DocBenchmarks {
     private final String durability;
     private final boolean quick;
     private final Warmup warmup;
+    private final CpuMeter cpu;
 
-    DocBenchmarks(String wsUrl, String token, String durability, boolean quick, Warmup warmup) {
+    DocBenchmarks(String wsUrl, String token, String durability, boolean quick, Warmup warmup, CpuMeter cpu) {
         this.wsUrl = wsUrl;
         this.token = token;
         this.durability = durability;
         this.quick = quick;
         this.warmup = warmup;
+        this.cpu = cpu;
     }
 
     private int scale(int n) {
@@ -110,7 +114,9 @@ final class DocBenchmarks {
         put("cas-serial", "{\"n\":0}");
         try (StrandSocket s = new StrandSocket(wsUrl, token)) {
             r.warmup(warmup.loop(s, 1, new Cas("cas-serial-warmup", false)));
+            CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(s, 1, n, new Cas("cas-serial", false)), n); // a conflict fails the run
+            r.cpu(cpu, start);
         }
         verify("cas-serial", "n", n);
         return r;
@@ -127,9 +133,14 @@ final class DocBenchmarks {
         try (Connections connections = connect(CLIENTS)) {
             List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE, new Cas("cas-hot-warmup", true)));
+            CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(sockets, 1, commits, null, cas), commits);
+            r.cpu(cpu, start);
         }
         long conflicts = cas.conflicts.get();
+        if (r.cpu.serverKnown()) {
+            r.extra.put("serverCpuUsPerAttempt", CpuMeter.rounded(r.cpu.serverMicrosPer(commits + conflicts)));
+        }
         r.extra.put("connections", CLIENTS);
         r.extra.put("conflicts", conflicts);
         r.extra.put("conflictPct", Math.round(1000.0 * conflicts / (commits + conflicts)) / 10.0);
@@ -147,8 +158,10 @@ final class DocBenchmarks {
             List<StrandSocket> sockets = connections.sockets();
             r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE,
                     LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot-warmup\",\"path\":\"n\",\"delta\":1")));
+            CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(sockets, 1, n, null,
                     LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot\",\"path\":\"n\",\"delta\":1")), n);
+            r.cpu(cpu, start);
         }
         r.extra.put("connections", CLIENTS);
         verify("incr-hot", "n", n);
@@ -219,7 +232,9 @@ final class DocBenchmarks {
                 return ClosedLoop.run(sockets, 1, attempts, null, Debit.incr(wallet)).operations();
             }));
             put("wallet", "{\"balance\":" + balance + "}");
+            CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
+            r.cpu(cpu, start);
         }
         r.extra.put("connections", CLIENTS);
         r.extra.put("succeeded", debit.succeeded.get());
@@ -248,7 +263,9 @@ final class DocBenchmarks {
                 return ClosedLoop.run(sockets, 1, attempts, null, Debit.txn(wallet, "txn-charges-warmup-" + round)).operations();
             }));
             put("txn-wallet", "{\"balance\":" + balance + "}");
+            CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(sockets, 1, attempts, null, debit), attempts);
+            r.cpu(cpu, start);
         }
         r.extra.put("connections", CLIENTS);
         r.extra.put("succeeded", debit.succeeded.get());

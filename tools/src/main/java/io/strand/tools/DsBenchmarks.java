@@ -24,7 +24,8 @@ import org.HdrHistogram.Histogram;
  * {@link LogBenchmarks}, but over {@code /ds/bench/…} with the JDK's HTTP/1.1 client (keep-alive:
  * it reuses one connection per request in flight), so the protocol's cost beside the native
  * socket is visible. Each scenario warms up on its own stream ({@code …-warmup}) for the
- * {@link Warmup} period. Used by one thread at a time; the scenarios' own worker threads keep
+ * {@link Warmup} period; the server's and this JVM's CPU are read around each timed window
+ * ({@link CpuMeter}). Used by one thread at a time; the scenarios' own worker threads keep
  * their own histograms, merged after they finish.
  */
 final class DsBenchmarks {
@@ -33,15 +34,17 @@ final class DsBenchmarks {
     private final String durability;
     private final boolean quick;
     private final Warmup warmup;
+    private final CpuMeter cpu;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
 
     /** {@code serverUrl} is the server's {@code http://host:port}; streams go under workspace {@code bench}. */
-    DsBenchmarks(String serverUrl, String durability, boolean quick, Warmup warmup) {
+    DsBenchmarks(String serverUrl, String durability, boolean quick, Warmup warmup, CpuMeter cpu) {
         this.base = serverUrl + "/ds/bench/";
         this.durability = durability;
         this.quick = quick;
         this.warmup = warmup;
+        this.cpu = cpu;
     }
 
     private int scale(int n) {
@@ -110,7 +113,9 @@ final class DsBenchmarks {
             Loop warm = loop(inFlight, Long.MAX_VALUE, System.nanoTime() + warmup.period.toNanos(), post(stream + "-warmup", body));
             r.warmup(new Warmup.Done(warm.nanos / 1e9, warm.operations));
         }
+        CpuMeter.Sample start = cpu.sample();
         Loop run = loop(inFlight, n, Long.MAX_VALUE, post(stream, body));
+        r.cpu(cpu, start);
         r.latency.add(run.latency);
         r.seconds = run.nanos / 1e9;
         r.count = run.operations * perRequest;
@@ -196,7 +201,9 @@ final class DsBenchmarks {
         preload("catchup", total);
         preload("catchup-warmup", total);
         r.warmup(warmup.rounds(round -> catchUp("catchup-warmup", null).requests()));
+        CpuMeter.Sample start = cpu.sample();
         CatchUp c = catchUp("catchup", r.latency);
+        r.cpu(cpu, start);
         r.seconds = c.nanos() / 1e9;
         r.count = total;
         r.extra.put("MBps", Math.round(c.bytes() / 1e6 / r.seconds * 10) / 10.0).put("bytes", c.bytes())
@@ -309,9 +316,11 @@ final class DsBenchmarks {
             long ops = sseTail("tail-warmup", Long.MAX_VALUE, start + warmup.period.toNanos(), null);
             r.warmup(new Warmup.Done((System.nanoTime() - start) / 1e9, ops));
         }
+        CpuMeter.Sample cpuStart = cpu.sample();
         long start = System.nanoTime();
         r.count = sseTail("tail", n, Long.MAX_VALUE, r.latency);
         r.seconds = (System.nanoTime() - start) / 1e9;
+        r.cpu(cpu, cpuStart);
         r.extra.put("latencyIs", "POST sent -> SSE data event parsed by the follower");
         return r;
     }

@@ -16,7 +16,8 @@ import java.util.function.LongFunction;
  * The log scenarios of {@code strand bench}. Each runs against a server in another process over
  * loopback WebSocket (one socket unless said), with 256-byte entry payloads. Request/reply load is
  * a {@link ClosedLoop} (serial scenarios: one in flight); each scenario first warms up on its own
- * object ({@code …-warmup}) for the {@link Warmup} period.
+ * object ({@code …-warmup}) for the {@link Warmup} period. The server's and this JVM's CPU are
+ * read around each timed window ({@link CpuMeter}). Used by one thread at a time.
  */
 final class LogBenchmarks {
     static final String PAYLOAD = "\"" + "x".repeat(254) + "\""; // 256 bytes of serialized JSON
@@ -26,8 +27,10 @@ final class LogBenchmarks {
     private final long serverPid;
     private final boolean quick;
     private final Warmup warmup;
+    private final CpuMeter cpu;
     private boolean replayWarmupLoaded;
 
+    /** {@code serverPid}: the server's process; 0 when it runs in this JVM (rows then say so instead of CPU figures). */
     LogBenchmarks(String wsUrl, String token, String durability, long serverPid, boolean quick, Warmup warmup) {
         this.wsUrl = wsUrl;
         this.token = token;
@@ -35,11 +38,12 @@ final class LogBenchmarks {
         this.serverPid = serverPid;
         this.quick = quick;
         this.warmup = warmup;
+        this.cpu = CpuMeter.forServer(serverPid);
     }
 
     /** The doc scenarios against the same server. */
     DocBenchmarks docs() {
-        return new DocBenchmarks(wsUrl, token, durability, quick, warmup);
+        return new DocBenchmarks(wsUrl, token, durability, quick, warmup, cpu);
     }
 
     private int scale(int n) {
@@ -111,7 +115,9 @@ final class LogBenchmarks {
         r.inFlight = inFlight;
         try (StrandSocket s = socket()) {
             r.warmup(warmup.loop(s, inFlight, constant("append", fields.of(log + "-warmup"))));
+            CpuMeter.Sample start = cpu.sample();
             ClosedLoop.Result result = ClosedLoop.run(s, inFlight, n, constant("append", fields.of(log)));
+            r.cpu(cpu, start);
             r.add(result, result.operations() * entriesPerRequest);
         }
         return r;
@@ -196,7 +202,9 @@ final class LogBenchmarks {
             preload(s, "pages-warmup", total);
             r.warmup(warmup.loop(s, 1, new Pages("pages-warmup", total)));
             Pages pages = new Pages("pages", total);
+            CpuMeter.Sample start = cpu.sample();
             ClosedLoop.Result result = ClosedLoop.run(s, 1, (total + 99) / 100, pages);
+            r.cpu(cpu, start);
             r.add(result, pages.entries.get());
             r.extra.put("pageSize", 100).put("transport", "websocket read op");
         }
@@ -262,7 +270,9 @@ final class LogBenchmarks {
                 replay(s, "replay-warmup", warmTotal, "warm-" + round, null);
                 return 1;
             }));
+            CpuMeter.Sample start = cpu.sample();
             Replay replay = replay(s, log, total, "measured", r);
+            r.cpu(cpu, start);
             r.seconds = replay.nanos() / 1e9;
             r.count = replay.entries();
             r.extra.put("latencyIs", "gap between entry frames").put("warmupLogEntries", warmTotal);
@@ -328,9 +338,11 @@ final class LogBenchmarks {
             long warmStart = System.nanoTime();
             long warmOps = warmup.off() ? 0 : tail(sub, w, "tail-warmup", "warm", warmup, 0, null);
             r.warmup(new Warmup.Done(warmup.off() ? 0 : (System.nanoTime() - warmStart) / 1e9, warmOps));
+            CpuMeter.Sample cpuStart = cpu.sample();
             long start = System.nanoTime();
             r.count = tail(sub, w, "tail", "measured", null, n, r);
             r.seconds = (System.nanoTime() - start) / 1e9;
+            r.cpu(cpu, cpuStart);
             r.extra.put("latencyIs", "append sent -> entry delivered to subscriber");
         }
         return r;
@@ -342,7 +354,9 @@ final class LogBenchmarks {
         int n = scale(2_000);
         try (StrandSocket s = socket()) {
             r.warmup(warmup.loop(List.of(s), 1, n, numbered("append", i -> single("warm-fresh-" + i))));
+            CpuMeter.Sample start = cpu.sample();
             ClosedLoop.Result result = ClosedLoop.run(s, 1, n, numbered("append", i -> single("fresh-" + i)));
+            r.cpu(cpu, start);
             r.add(result, result.operations());
             r.extra.put("latencyIs", "first append to a never-opened log (creates its queue)");
         }
@@ -355,7 +369,9 @@ final class LogBenchmarks {
         r.inFlight = 32;
         try (StrandSocket s = socket()) {
             r.warmup(warmup.loop(List.of(s), 32, n, numbered("append", i -> single("warm-many-" + i))));
+            CpuMeter.Sample start = cpu.sample();
             ClosedLoop.Result result = ClosedLoop.run(s, 32, n, numbered("append", i -> single("many-" + i)));
+            r.cpu(cpu, start);
             r.add(result, result.operations());
         }
         r.extra.put("logs", n);

@@ -42,6 +42,7 @@ public final class StrandCli implements Runnable {
         m.put("docs", DocsCommand.class);
         m.put("token", TokenCommand.class);
         m.put("cold", ColdCommand.class);
+        m.put("cluster", ClusterCommand.class);
         m.put("bench", BenchCommand.class);
         m.put("completion", CompletionCommand.class);
         m.put("help", CommandLine.HelpCommand.class);

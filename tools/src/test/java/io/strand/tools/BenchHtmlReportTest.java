@@ -56,6 +56,25 @@ class BenchHtmlReportTest {
         // One circle per percentile per scenario with latencies (all seven here), five percentiles.
         assertEquals(7 * 5, count(html, "<circle "), "latency marks");
         assertEquals(7, count(html, "class=\"bar\""), "throughput bars");
+        // CPU per unit beside each throughput, in the chart and in the table; the in-process row says why it has none
+        assertTrue(html.contains("30,754 ops/s · CPU 45.7 µs</text>"), "server CPU beside the throughput bar");
+        assertTrue(html.contains("<td class=\"num\">2.30 · 0.767<br><small>1.41 + 0.47 cores</small></td>"),
+                "server and client CPU per entry, and their cores");
+        assertTrue(html.contains("<td class=\"notes\">" + BenchHtmlReport.esc(CpuMeter.IN_PROCESS) + "</td>"), "in-process note");
+        assertTrue(html.contains("<dt>cpu</dt><dd>user+system from /proc/&lt;pid&gt;/stat in 10.0 ms ticks</dd>"), "the CPU clock");
+        assertEquals(7, count(html, "<td class=\"num\">0.166</td><td class=\"num\">20.0 s<br>"), "each row's disk probe");
+    }
+
+    @Test
+    void markdownShouldGiveEachRowItsThroughputCpuPerUnitAndDiskProbe() {
+        String md = BenchMarkdown.render(cannedRun());
+        System.out.println(md);
+        assertTrue(md.startsWith("2026-12-01T08:14:00Z, durability fsync, "), md);
+        assertTrue(md.contains("disk probe at start: one 300-byte DSYNC write p50 0.140 ms, p99 0.610 ms; `strand bench --durability fsync`"), md);
+        assertTrue(md.contains("| append serial | 3,444 ops/s | 240 (0.83) | 80.0 (0.28) | "), md);
+        assertTrue(md.contains("| read pagination (1 in flight) | 614,500 entries/s | 2.30 (1.41) | 0.767 (0.47) | 0.1"), md);
+        assertTrue(md.contains("| many logs (32 in flight) | 1,480 ops/s | n/a: " + CpuMeter.IN_PROCESS + " | n/a: "), md);
+        assertEquals(7, count(md, " | 0.166 |\n"), "each row ends with its disk probe");
     }
 
     @Test
@@ -114,19 +133,21 @@ class BenchHtmlReportTest {
         System.out.println("BenchHtmlReportTest seed " + seed);
         Random random = new Random(seed);
         ArrayNode results = Json.MAPPER.createArrayNode();
-        results.add(scenario(random, "append serial", "ops", 3_444, 0.26, 0, 1));
-        results.add(scenario(random, "append concurrent", "ops", 30_754, 0.99, 32, 1));
-        results.add(scenario(random, "read pagination", "entries", 614_500, 0.15, 1, 100));
-        ObjectNode replay = scenario(random, "subscribe replay 100k", "entries", 1_444_562, 0.004, 0, 1);
+        results.add(scenario(random, "append serial", "ops", 3_444, 0.26, 0, 1, 240));
+        results.add(scenario(random, "append concurrent", "ops", 30_754, 0.99, 32, 1, 45.7));
+        results.add(scenario(random, "read pagination", "entries", 614_500, 0.15, 1, 100, 2.3));
+        ObjectNode replay = scenario(random, "subscribe replay 100k", "entries", 1_444_562, 0.004, 0, 1, 0.8);
         replay.put("latencyIs", "gap between <entry> frames");
         results.add(replay);
-        ObjectNode cas = scenario(random, "CAS contended", "commits", 2_950, 4.1, 1, 1);
+        ObjectNode cas = scenario(random, "CAS contended", "commits", 2_950, 4.1, 1, 1, 310);
         cas.put("connections", 16).put("conflicts", 1_234).put("conflictPct", 29.5);
         results.add(cas);
-        results.add(scenario(random, "floor debit", "attempts", 5_300, 2.9, 1, 1));
-        results.add(scenario(random, "many logs", "ops", 1_480, 21.0, 32, 1));
+        results.add(scenario(random, "floor debit", "attempts", 5_300, 2.9, 1, 1, 90));
+        results.add(scenario(random, "many logs", "ops", 1_480, 21.0, 32, 1, Double.NaN)); // as if the server ran in-process
         ObjectNode run = Json.MAPPER.createObjectNode();
         run.put("startedAt", "2026-12-01T08:14:00Z");
+        run.put("command", "strand bench --durability fsync");
+        run.put("cpuClock", "user+system from /proc/<pid>/stat in 10.0 ms ticks");
         run.put("durability", "fsync");
         run.put("quick", false);
         run.put("cores", Runtime.getRuntime().availableProcessors());
@@ -137,8 +158,9 @@ class BenchHtmlReportTest {
         return run;
     }
 
+    /** {@code serverMicros}: server CPU per unit (the client takes a third of it); NaN for an in-process server. */
     private static ObjectNode scenario(Random random, String name, String unit, double perSecond, double medianMs, int inFlight,
-                                       int unitsPerOp) {
+                                       int unitsPerOp, double serverMicros) {
         BenchReport r = new BenchReport(name, "fsync");
         r.unit = unit;
         r.inFlight = inFlight;
@@ -150,6 +172,10 @@ class BenchHtmlReportTest {
         r.seconds = r.count / perSecond;
         r.warmupSeconds = 20;
         r.warmupOps = 40_000;
+        long wall = (long) (r.seconds * 1e9);
+        r.cpu = Double.isNaN(serverMicros) ? new CpuMeter.Used(-1, -1, wall, CpuMeter.IN_PROCESS)
+                : new CpuMeter.Used((long) (serverMicros * 1e3 * r.count), (long) (serverMicros * 1e3 / 3 * r.count), wall, null);
+        r.disk = new DiskProbe.Result(Path.of("/tmp/strand-bench-1"), 0.166, 0.52, 2.1);
         return r.json();
     }
 }

@@ -35,9 +35,24 @@ public final class AuditLog {
     public static final String LOG = "audit";
     private static final System.Logger LOGGER = System.getLogger("strand.audit");
 
-    private final LogStore logs;
+    /** How an audit entry reaches the {@code _system} log: the store itself, or the node's write path. */
+    @FunctionalInterface
+    public interface Appender {
+        java.util.concurrent.CompletableFuture<io.strand.logtier.AppendResult> append(String ws, String log, AppendRequest req);
+    }
+
+    private final Appender logs;
 
     public AuditLog(LogStore logs) {
+        this(logs::append);
+    }
+
+    /** Audit entries go through the node's write path (replicated in a cluster, like any append). */
+    public AuditLog(io.strand.app.stores.Placement placement) {
+        this(placement.writes()::append);
+    }
+
+    public AuditLog(Appender logs) {
         this.logs = logs;
     }
 

@@ -18,10 +18,8 @@ import java.util.Set;
  * workspace name and at least read (GET) or rw (other methods) on that workspace; routes then
  * check the exact scope. Health and metrics stay open. Stateless.
  *
- * <p>The token comes from the {@code Authorization: Bearer} header. {@code ?token=} is accepted
- * only where browsers cannot set headers ({@link #acceptsQueryToken}: the WebSocket upgrade and
- * the Durable Streams paths under {@code /ds/}); anywhere else a query token is refused with 401,
- * since URLs end up in access logs, proxies and browser history.
+ * <p>The token is read by {@link BearerToken}: the {@code Authorization: Bearer} header, or
+ * {@code ?token=} only where browsers cannot set headers.
  */
 public final class AuthFilter implements Filter {
     private static final Set<Method> READS = Set.of(Method.GET, Method.HEAD, Method.OPTIONS);
@@ -38,7 +36,8 @@ public final class AuthFilter implements Filter {
             return;
         }
         try {
-            Principal principal = authenticator.authenticate(token(req));
+            Principal principal = authenticator.authenticate(
+                    BearerToken.of(req.headers(), req.query(), req.path().path(), req.prologue().method()));
             req.context().register(principal);
             String ws = workspaceOf(req.path().path());
             if (ws != null) {
@@ -73,22 +72,6 @@ public final class AuthFilter implements Filter {
     }
 
     /**
-     * Where {@code ?token=} may stand in for the header: a GET of the WebSocket endpoint
-     * {@code /v1/ws/{ws}/socket} (browsers' WebSocket cannot set headers) and the Durable Streams
-     * paths under {@code /ds/} (nor can EventSource).
-     */
-    static boolean acceptsQueryToken(String path, Method method) {
-        if (path.startsWith("/ds/")) {
-            return true;
-        }
-        if (method != Method.GET || !path.startsWith("/v1/ws/") || !path.endsWith("/socket")) {
-            return false;
-        }
-        int end = path.indexOf('/', 7);
-        return end > 7 && end == path.length() - "/socket".length();
-    }
-
-    /**
      * Durable Streams wake callbacks ({@code …/__ds/subscriptions/{id}/callback|ack|release})
      * carry the wake's own token, which the subscription checks, and the JWKS is public.
      */
@@ -98,21 +81,5 @@ public final class AuthFilter implements Filter {
         }
         return path.endsWith("/__ds/jwks.json") || path.contains("/__ds/subscriptions/")
                 && (path.endsWith("/callback") || path.endsWith("/ack") || path.endsWith("/release"));
-    }
-
-    static String token(RoutingRequest req) {
-        var header = req.headers().first(HeaderNames.AUTHORIZATION);
-        if (header.isPresent()) {
-            String v = header.get();
-            return v.regionMatches(true, 0, "Bearer ", 0, 7) ? v.substring(7).trim() : "";
-        }
-        if (!req.query().contains("token")) {
-            return null;
-        }
-        if (!acceptsQueryToken(req.path().path(), req.prologue().method())) {
-            throw new StrandException(ErrorCode.UNAUTHORIZED, "?token= is accepted only on the WebSocket upgrade and /ds/ paths: "
-                    + "send the token in the Authorization: Bearer header");
-        }
-        return req.query().get("token");
     }
 }

@@ -9,6 +9,7 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.auth.Scope;
 import io.strand.app.http.HttpIo;
+import io.strand.core.Agent;
 import io.strand.core.ErrorCode;
 import io.strand.core.FailPoints;
 import io.strand.core.Names;
@@ -34,7 +35,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -68,11 +68,7 @@ public final class DsHttp implements Handler {
     private final DsSubscriptions subscriptions;
     /** Expired streams are deleted within about this long even when no request touches them. */
     private static final long SWEEP_MILLIS = 1000;
-    private final java.util.concurrent.ScheduledExecutorService sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "ds-expiry");
-        t.setDaemon(true);
-        return t;
-    });
+    private final Agent sweeper;
 
     public DsHttp(LogStore logs, DsRegistry registry, long maxBodyBytes, Duration longPollTimeout) {
         this.logs = logs;
@@ -80,31 +76,42 @@ public final class DsHttp implements Handler {
         this.maxBodyBytes = maxBodyBytes;
         this.longPollMillis = longPollTimeout.toMillis();
         this.subscriptions = new DsSubscriptions(this::tailOffset, this::appendWake);
-        this.sweeper.scheduleWithFixedDelay(this::sweepExpired, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        this.sweeper = Agent.start("ds-expiry", Duration.ofMillis(SWEEP_MILLIS), this::sweepExpired);
     }
 
     /** Stops the expiry sweeper and the subscriptions' timers and webhook client. */
     public void close() {
-        sweeper.shutdownNow();
+        sweeper.close();
         subscriptions.close();
     }
 
     /**
      * Deletes streams past their TTL or Expires-At that nobody touched since (requests expire the
-     * ones they touch themselves); the {@code ds-expiry} thread's turn. A failure is logged and
-     * retried on the next turn.
+     * ones they touch themselves); one pass of the {@code ds-expiry} agent. A stream that cannot be
+     * deleted is skipped, the others still are; the pass then throws, so the agent counts and
+     * reports it, and the stream is tried again next pass.
      */
     private void sweepExpired() {
         long now = System.currentTimeMillis();
+        RuntimeException failed = null;
+        String failedStream = null;
+        int failures = 0;
         for (DsStream s : registry.all()) {
             try {
                 if (!s.softDeleted && s.expired(now)) {
                     expire(s);
                 }
             } catch (RuntimeException e) {
-                System.getLogger("strand.ds").log(System.Logger.Level.WARNING, "cannot delete expired stream " + s.ws + "/"
-                        + s.path + ": " + e.getMessage());
+                failures++;
+                if (failed == null) {
+                    failed = e;
+                    failedStream = s.ws + "/" + s.path;
+                }
             }
+        }
+        if (failed != null) {
+            throw new IllegalStateException("cannot delete " + failures + " expired stream(s), the first "
+                    + failedStream + ": " + failed.getMessage(), failed);
         }
     }
 

@@ -99,8 +99,8 @@ public final class ColdHttp implements HttpService {
         JsonNode body = req.content().hasEntity() ? io.json(req) : Json.MAPPER.createObjectNode();
         Long target = LogRequests.optionalLong(body, "targetBytes", 1);
         Long grace = LogRequests.optionalLong(body, "graceSeconds", 0);
-        long targetBytes = target == null ? 64L << 20 : target;
-        Duration graceAfter = grace == null ? Duration.ofMinutes(10) : Duration.ofSeconds(grace);
+        long targetBytes = target == null ? ColdLogConfig.DEFAULT_COMPACTION_TARGET_BYTES : target;
+        Duration graceAfter = grace == null ? ColdLogConfig.DEFAULT_COMPACTION_GRACE : Duration.ofSeconds(grace);
         ObjectNode out = audited(req, cold, "cold.compact", Map.of("targetBytes", targetBytes, "graceSeconds", graceAfter.toSeconds()), () -> {
             ObjectNode o = (ObjectNode) Json.MAPPER.valueToTree(cold.compact(targetBytes, graceAfter));
             return o.put("garbageCollectedNow", cold.collectGarbage(Instant.now()));

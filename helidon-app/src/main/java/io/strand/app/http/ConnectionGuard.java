@@ -13,6 +13,7 @@ import io.helidon.webserver.http1.Http1ConnectionListener;
 import io.helidon.webserver.spi.ServerConnection;
 import io.helidon.webserver.spi.ServerConnectionSelector;
 import io.strand.app.ApiErrors;
+import io.strand.core.Agent;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.net.InetAddress;
@@ -22,16 +23,13 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Guards the listener against connections that hold resources without sending a request
  * (slowloris) and against more connections than the node can hold. Thread-safe: counts and
- * deadlines live in concurrent maps updated by the connections' own threads; one daemon thread,
+ * deadlines live in concurrent maps updated by the connections' own threads; one {@link Agent},
  * {@code strand-header-timeout}, closes the connections whose deadline passed.
  *
  * <ul>
@@ -62,7 +60,6 @@ import java.util.concurrent.atomic.LongAdder;
 public final class ConnectionGuard implements Http1ConnectionListener, AutoCloseable {
     /** Connections Helidon accepts past {@code maxConnections}, only to be refused with an answer. */
     public static final int REFUSAL_HEADROOM = 256;
-    private static final System.Logger LOG = System.getLogger("strand.http");
 
     private final long headerTimeoutNanos;
     private final long bodyTimeoutNanos;
@@ -75,7 +72,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     private final LongAdder timedOut = new LongAdder();
     private final LongAdder refusals = new LongAdder();
     private final LongAdder accepted = new LongAdder();
-    private final ScheduledExecutorService sweeper;
+    private final Agent sweeper;
     /** The connection the current thread serves (Helidon runs each connection on its own thread). */
     private final ThreadLocal<ConnectionContext> current = new ThreadLocal<>();
 
@@ -88,13 +85,8 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         this.bodyTimeoutNanos = bodyTimeout.toNanos();
         this.maxConnections = maxConnections;
         this.maxConnectionsPerIp = maxConnectionsPerIp;
-        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "strand-header-timeout");
-            t.setDaemon(true);
-            return t;
-        });
         long period = Math.clamp(headerTimeout.toMillis() / 10, 50, 1000);
-        sweeper.scheduleWithFixedDelay(this::closeExpired, period, period, TimeUnit.MILLISECONDS);
+        this.sweeper = Agent.start("strand-header-timeout", Duration.ofMillis(period), this::closeExpired);
     }
 
     /** The HTTP/1 selector, with every connection it makes counted, capped and given a header deadline. */
@@ -226,23 +218,20 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
         }
     }
 
+    /** One pass of the sweeper: closes the connections whose deadline passed (a failed pass is counted by the agent, retried next period). */
     private void closeExpired() {
-        try {
-            long now = System.nanoTime();
-            for (Map.Entry<ConnectionContext, Deadline> e : deadlines.entrySet()) {
-                Deadline d = e.getValue();
-                if (now - d.atNanos() >= 0 && deadlines.remove(e.getKey(), d)) {
-                    timedOut.increment();
-                    ConnectionContext ctx = e.getKey();
-                    // off this thread: a peer that does not read must not stall the sweep
-                    Thread.ofVirtual().name("strand-header-timeout-close").start(d.head()
-                            ? () -> answerAndClose(ctx, new StrandException(ErrorCode.REQUEST_TIMEOUT, "the request head "
-                                    + "(request line and headers) did not arrive within " + headerTimeoutNanos / 1_000_000 + " ms"))
-                            : () -> close(ctx)); // a handler is reading the body and owns the answer: only close
-                }
+        long now = System.nanoTime();
+        for (Map.Entry<ConnectionContext, Deadline> e : deadlines.entrySet()) {
+            Deadline d = e.getValue();
+            if (now - d.atNanos() >= 0 && deadlines.remove(e.getKey(), d)) {
+                timedOut.increment();
+                ConnectionContext ctx = e.getKey();
+                // off this thread: a peer that does not read must not stall the sweep
+                Thread.ofVirtual().name("strand-header-timeout-close").start(d.head()
+                        ? () -> answerAndClose(ctx, new StrandException(ErrorCode.REQUEST_TIMEOUT, "the request head "
+                                + "(request line and headers) did not arrive within " + headerTimeoutNanos / 1_000_000 + " ms"))
+                        : () -> close(ctx)); // a handler is reading the body and owns the answer: only close
             }
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "header timeout sweep failed; retrying next period", e);
         }
     }
 
@@ -282,7 +271,7 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
 
     @Override
     public void close() {
-        sweeper.shutdownNow();
+        sweeper.close();
     }
 
     /** Releases the connection's slot however it ends. */

@@ -9,22 +9,22 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.strand.app.DocApi;
+import io.strand.app.stores.Placement;
 import io.strand.app.LogRequests;
-import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.core.Json;
 import io.strand.core.Names;
+import io.strand.docstore.DocId;
 import io.strand.docstore.DocOps;
 import io.strand.docstore.DocPage;
 
 /** The doc rows of SPEC §5 under {@code /v1/ws/{ws}/docs}. */
 public final class DocsHttp implements HttpService {
-    private final DocApi docs;
+    private final Placement placement;
     private final HttpIo io;
 
-    public DocsHttp(DocApi docs, HttpIo io) {
-        this.docs = docs;
+    public DocsHttp(Placement placement, HttpIo io) {
+        this.placement = placement;
         this.io = io;
     }
 
@@ -40,39 +40,34 @@ public final class DocsHttp implements HttpService {
     }
 
     private void run(String op, ServerRequest req, ServerResponse res, boolean hasBody) {
-        String ws = Names.workspace(path(req, "ws"));
-        String doc = Names.object("doc", path(req, "doc"));
-        Principal who = principal(req, ws, "get".equals(op) ? Scope.READ : Scope.RW);
-        ObjectNode reply = docs.call(op, ws, doc, hasBody ? io.json(req) : null, who).join();
+        DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
+        require(req, id.ws(), "get".equals(op) ? Scope.READ : Scope.RW);
+        ObjectNode reply = placement.writes().doc(op, id, hasBody ? io.json(req) : null).join();
         HttpIo.ok(res, reply);
     }
 
     private void delete(ServerRequest req, ServerResponse res) {
-        String ws = Names.workspace(path(req, "ws"));
-        String doc = Names.object("doc", path(req, "doc"));
-        Principal who = principal(req, ws, Scope.RW);
+        DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
+        require(req, id.ws(), Scope.RW);
         ObjectNode body = Json.MAPPER.createObjectNode();
         String expect = param(req, "expectVersion");
         if (expect != null) {
             body.put("expectVersion", DocOps.expectVersion(expect));
         }
-        HttpIo.ok(res, docs.call("delete", ws, doc, body, who).join());
+        HttpIo.ok(res, placement.writes().doc("delete", id, body).join());
     }
 
     private void list(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
-        principal(req, ws, Scope.READ);
+        require(req, ws, Scope.READ);
         int limit = LogRequests.limit(param(req, "limit"));
-        DocPage page = docs.store().list(ws, param(req, "after"), limit);
+        placement.awaitCaughtUp(ws);
+        DocPage page = placement.local(ws).docs().list(ws, param(req, "after"), limit);
         ObjectNode body = Json.MAPPER.createObjectNode();
         page.docs().forEach(body.putArray("docs")::add);
         if (page.next() != null) {
             body.put("after", page.next());
         }
         HttpIo.ok(res, body);
-    }
-
-    private static Principal principal(ServerRequest req, String ws, Scope scope) {
-        return require(req, ws, scope);
     }
 }

@@ -23,14 +23,14 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.strand.app.stores.Placement;
 import java.util.Map;
 
 /** The log rows of SPEC §5 under {@code /v1/ws/{ws}/logs}. */
 public final class LogsHttp implements HttpService {
-    private final LogStore logs;
+    private final Placement placement;
     private final HttpIo io;
     private final StrandMetrics metrics;
-    private final LogDeleter deleter;
     private final AuditLog audit;
     private final LogNotes notes;
 
@@ -39,23 +39,17 @@ public final class LogsHttp implements HttpService {
         void annotate(String ws, String log, com.fasterxml.jackson.databind.node.ObjectNode info);
     }
 
-    /** Deletes a log's hot and cold data (the cold tier adds its part when configured). */
-    public interface LogDeleter {
-        boolean delete(String ws, String log);
-    }
-
     /** @param audit where log deletes are recorded ({@link AuditLog#perform}) */
-    public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit) {
-        this(logs, io, metrics, deleter, audit, (ws, log, info) -> { });
+    public LogsHttp(Placement placement, HttpIo io, StrandMetrics metrics, AuditLog audit) {
+        this(placement, io, metrics, audit, (ws, log, info) -> { });
     }
 
     /** @param notes adds fields to {@code GET …/logs/{log}} and, with {@code ?ds=true}, to the listing's {@code ds} map */
-    public LogsHttp(LogStore logs, HttpIo io, StrandMetrics metrics, LogDeleter deleter, AuditLog audit, LogNotes notes) {
+    public LogsHttp(Placement placement, HttpIo io, StrandMetrics metrics, AuditLog audit, LogNotes notes) {
         this.notes = notes;
-        this.logs = logs;
+        this.placement = placement;
         this.io = io;
         this.metrics = metrics;
-        this.deleter = deleter;
         this.audit = java.util.Objects.requireNonNull(audit, "audit");
     }
 
@@ -73,7 +67,7 @@ public final class LogsHttp implements HttpService {
         String log = Names.object("log", path(req, "log"));
         require(req, ws, Scope.RW);
         AppendRequest append = LogRequests.append(io.json(req));
-        AppendResult result = metrics.timeAppend(append, logs.append(ws, log, append)).join();
+        AppendResult result = metrics.timeAppend(append, placement.writes().append(ws, log, append)).join();
         HttpIo.send(res, 200, Replies.appendJson(result));
     }
 
@@ -83,7 +77,8 @@ public final class LogsHttp implements HttpService {
         require(req, ws, Scope.READ);
         LogRequests.ReadSpec spec = LogRequests.read(name -> param(req, name));
         EntryJson body = EntryJson.page(spec.limit());
-        PageInfo page = read(logs, ws, log, spec, body);
+        placement.awaitCaughtUp(ws);
+        PageInfo page = read(placement.local(ws).logs(), ws, log, spec, body);
         HttpIo.send(res, 200, body.endPage(page, spec.before() != null).bytes());
     }
 
@@ -102,7 +97,8 @@ public final class LogsHttp implements HttpService {
         String ws = Names.workspace(path(req, "ws"));
         String log = Names.object("log", path(req, "log"));
         require(req, ws, Scope.READ);
-        LogInfo info = logs.info(ws, log).orElseThrow(() -> StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'"));
+        placement.awaitCaughtUp(ws);
+        LogInfo info = placement.local(ws).logs().info(ws, log).orElseThrow(() -> StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'"));
         com.fasterxml.jackson.databind.node.ObjectNode body = Json.MAPPER.valueToTree(info);
         notes.annotate(ws, log, body);
         HttpIo.ok(res, body);
@@ -113,7 +109,7 @@ public final class LogsHttp implements HttpService {
         String log = Names.object("log", path(req, "log"));
         Principal caller = require(req, ws, Scope.ADMIN);
         audit.perform(caller, "log.delete", "log:" + ws + "/" + log, Map.of("ws", ws, "log", log), () -> {
-            if (!deleter.delete(ws, log)) {
+            if (!placement.writes().deleteLog(ws, log).join()) {
                 throw StrandException.notFound("log '" + log + "' does not exist in workspace '" + ws + "'");
             }
             return true;
@@ -126,7 +122,8 @@ public final class LogsHttp implements HttpService {
         require(req, ws, Scope.READ);
         int limit = LogRequests.limit(param(req, "limit"));
         String after = param(req, "after");
-        var names = logs.list(ws, after, limit);
+        placement.awaitCaughtUp(ws);
+        var names = placement.local(ws).logs().list(ws, after, limit);
         var body = Json.MAPPER.createObjectNode();
         var arr = body.putArray("logs");
         names.forEach(arr::add);

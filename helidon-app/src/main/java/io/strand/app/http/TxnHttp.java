@@ -7,17 +7,17 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.strand.app.TxnApi;
+import io.strand.app.stores.WritePath;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.core.Names;
 
 /** {@code POST /v1/ws/{ws}/txn} (SPEC §5): docs and log appends of one workspace, all or nothing. */
 public final class TxnHttp implements HttpService {
-    private final TxnApi txn;
+    private final WritePath txn;
     private final HttpIo io;
 
-    public TxnHttp(TxnApi txn, HttpIo io) {
+    public TxnHttp(WritePath txn, HttpIo io) {
         this.txn = txn;
         this.io = io;
     }
@@ -30,6 +30,6 @@ public final class TxnHttp implements HttpService {
     private void run(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
         Principal who = require(req, ws, Scope.RW);
-        HttpIo.ok(res, txn.call(ws, io.json(req), who).join());
+        HttpIo.ok(res, txn.txn(ws, io.json(req), who).join());
     }
 }

@@ -8,6 +8,7 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
+import io.strand.app.stores.Placement;
 import io.strand.core.Json;
 import io.strand.docstore.DocStore;
 import io.strand.logtier.LogStore;
@@ -22,12 +23,10 @@ import java.util.TreeSet;
 public final class WorkspacesHttp implements HttpService {
     /** Most logs per workspace read for the totals; past it the reply says {@code "partial": true}. */
     static final int MAX_LOGS_COUNTED = 100_000;
-    private final LogStore logs;
-    private final DocStore docs;
+    private final Placement placement;
 
-    public WorkspacesHttp(LogStore logs, DocStore docs) {
-        this.logs = logs;
-        this.docs = docs;
+    public WorkspacesHttp(Placement placement) {
+        this.placement = placement;
     }
 
     @Override
@@ -39,8 +38,11 @@ public final class WorkspacesHttp implements HttpService {
         Principal who = req.context().get(Principal.class).orElseThrow();
         List<String> names;
         if (who.isRoot()) {
-            TreeSet<String> all = new TreeSet<>(logs.workspaces());
-            all.addAll(docs.workspaces());
+            TreeSet<String> all = new TreeSet<>();
+            for (var stores : placement.all()) {
+                all.addAll(stores.logs().workspaces());
+                all.addAll(stores.docs().workspaces());
+            }
             names = List.copyOf(all);
         } else {
             who.require(who.ws(), Scope.READ);
@@ -55,6 +57,8 @@ public final class WorkspacesHttp implements HttpService {
     }
 
     private ObjectNode describe(String ws) {
+        LogStore logs = placement.local(ws).logs();
+        DocStore docs = placement.local(ws).docs();
         List<String> logNames = logs.list(ws, null, MAX_LOGS_COUNTED + 1);
         boolean partial = logNames.size() > MAX_LOGS_COUNTED;
         if (partial) {

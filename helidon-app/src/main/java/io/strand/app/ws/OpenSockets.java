@@ -1,22 +1,19 @@
 package io.strand.app.ws;
 
+import io.strand.core.Agent;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The sockets open now, so that a revoked or expired token reaches the sockets it opened: one
- * daemon thread ({@code strand-token-sweeper}) re-checks every socket's principal once per period
+ * {@link Agent} ({@code strand-token-sweeper}) re-checks every socket's principal once per period
  * and closes the stale ones with 4001, ending their subscriptions. Thread-safe: a concurrent set
  * that sockets join on open and leave on close.
  */
 public final class OpenSockets implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("strand.ws");
-
     private final Set<SocketEndpoint> open = ConcurrentHashMap.newKeySet();
-    private ScheduledExecutorService sweeper;
+    private Agent sweeper;
 
     private final java.util.concurrent.atomic.LongAdder opened = new java.util.concurrent.atomic.LongAdder();
 
@@ -40,34 +37,40 @@ public final class OpenSockets implements AutoCloseable {
 
     /** Starts the sweeper; idempotent. */
     public synchronized void startSweeper(long periodMillis) {
-        if (sweeper != null) {
-            return;
+        if (sweeper == null) {
+            sweeper = Agent.start("strand-token-sweeper", Duration.ofMillis(periodMillis), this::sweep);
         }
-        sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "strand-token-sweeper");
-            t.setDaemon(true);
-            return t;
-        });
-        sweeper.scheduleWithFixedDelay(this::sweep, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
     }
 
-    /** One pass: closes every socket whose token is no longer valid. Never throws, so the schedule keeps running. */
+    /**
+     * One pass: closes every socket whose token is no longer valid. A socket whose check throws is
+     * skipped, the others still checked; the pass then throws, so the agent counts and reports it.
+     */
     void sweep() {
+        RuntimeException failed = null;
+        int failures = 0;
         for (SocketEndpoint socket : open) {
             try {
                 if (socket.revalidate()) {
                     open.remove(socket);
                 }
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "token sweep of one socket failed", e);
+                failures++;
+                if (failed == null) {
+                    failed = e;
+                }
             }
+        }
+        if (failed != null) {
+            throw new IllegalStateException("token check of " + failures + " of the open sockets failed (they are"
+                    + " checked again next pass); the first: " + failed, failed);
         }
     }
 
     @Override
     public synchronized void close() {
         if (sweeper != null) {
-            sweeper.shutdownNow();
+            sweeper.close();
             sweeper = null;
         }
     }

@@ -16,6 +16,7 @@ import io.strand.app.ApiErrors;
 import io.strand.app.LogRequests;
 import io.strand.app.StrandMetrics;
 import io.strand.app.auth.Authenticator;
+import io.strand.app.auth.BearerToken;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.app.EntryJson;
@@ -27,11 +28,9 @@ import io.strand.core.Json;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
-import io.strand.logtier.LogStore;
+import io.strand.app.stores.Placement;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -62,13 +61,13 @@ public final class SocketEndpoint implements WsListener {
      * What every connection shares: stores, auth, limits, the per-workspace connection counts, and
      * the registry of open sockets that the token sweeper walks.
      */
-    public record SocketContext(LogStore logs, DocOps docs, Authenticator auth, StrandMetrics metrics,
+    public record SocketContext(Placement placement, DocOps docs, Authenticator auth, StrandMetrics metrics,
                                 int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
                                 ConcurrentHashMap<String, AtomicLong> connections, OpenSockets sockets) {
-        public SocketContext(LogStore logs, DocOps docs, Authenticator auth, StrandMetrics metrics,
+        public SocketContext(Placement placement, DocOps docs, Authenticator auth, StrandMetrics metrics,
                              int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
                              ConcurrentHashMap<String, AtomicLong> connections) {
-            this(logs, docs, auth, metrics, maxConnectionsPerWorkspace, maxSubscriptions, heartbeatMillis, connections,
+            this(placement, docs, auth, metrics, maxConnectionsPerWorkspace, maxSubscriptions, heartbeatMillis, connections,
                     new OpenSockets());
         }
     }
@@ -97,18 +96,9 @@ public final class SocketEndpoint implements WsListener {
             throw new WsUpgradeException("invalid workspace in " + path);
         }
         ws = parts[3];
-        String token = null;
-        if (headers.contains(io.helidon.http.HeaderNames.AUTHORIZATION)) {
-            String value = headers.get(io.helidon.http.HeaderNames.AUTHORIZATION).get();
-            if (value.regionMatches(true, 0, "Bearer ", 0, 7)) {
-                token = value.substring(7).trim();
-            }
-        }
-        if (token == null) {
-            token = queryToken(prologue.query().rawValue());
-        }
         try {
-            principal = ctx.auth().authenticate(token);
+            // a backstop: AuthFilter has already authenticated this upgrade with the same parser
+            principal = ctx.auth().authenticate(BearerToken.of(headers, prologue.query(), path, prologue.method()));
             principal.require(ws, Scope.READ);
         } catch (StrandException e) {
             throw new WsUpgradeException(e.code().wire() + ": " + e.getMessage());
@@ -126,18 +116,6 @@ public final class SocketEndpoint implements WsListener {
         String workspace = Names.workspace(HttpIo.path(req, "ws"));
         HttpIo.require(req, workspace, Scope.READ);
         throw StrandException.badRequest("this is the WebSocket endpoint: connect with an Upgrade: websocket request");
-    }
-
-    private static String queryToken(String rawQuery) {
-        if (rawQuery == null) {
-            return null;
-        }
-        for (String pair : rawQuery.split("&")) {
-            if (pair.startsWith("token=")) {
-                return URLDecoder.decode(pair.substring(6), StandardCharsets.UTF_8);
-            }
-        }
-        return null;
     }
 
     @Override
@@ -271,7 +249,7 @@ public final class SocketEndpoint implements WsListener {
                 String log = logName(req);
                 AppendRequest append = LogRequests.append(req);
                 String idJson = idJson(id);
-                ctx.metrics().timeAppend(append, ctx.logs().append(ws, log, append)).whenComplete((r, t) -> {
+                ctx.metrics().timeAppend(append, ctx.placement().writes().append(ws, log, append)).whenComplete((r, t) -> {
                     if (t != null) {
                         out.sendLater(ApiErrors.socketReply(id, ApiErrors.classify(t)));
                     } else {
@@ -285,11 +263,11 @@ public final class SocketEndpoint implements WsListener {
                 String log = logName(req);
                 LogRequests.ReadSpec spec = LogRequests.read(name -> field(req, name));
                 EntryJson reply = EntryJson.reply(idJson(id), spec.limit());
-                if (spec.from() != null) {
+                if (spec.from() != null && !ctx.placement().clustered()) {
                     // A forward page of the open hot queue is served right here: handing it to another
                     // thread would cost more than the read. Anything that may open files or reach the
                     // object store (a closed log, older cycles, cold entries) still goes to a reply thread.
-                    PageInfo page = ctx.logs().readForwardInPlace(ws, log, spec.from(), spec.limit(), reply);
+                    PageInfo page = ctx.placement().local(ws).logs().readForwardInPlace(ws, log, spec.from(), spec.limit(), reply);
                     if (page != null) {
                         out.send(reply.endPage(page, false).text());
                         return;
@@ -297,7 +275,8 @@ public final class SocketEndpoint implements WsListener {
                 }
                 REPLIES.execute(() -> {
                     try {
-                        PageInfo page = LogsHttp.read(ctx.logs(), ws, log, spec, reply); // nothing was read into reply yet
+                        ctx.placement().awaitCaughtUp(ws); // a cluster replica first applies what was acknowledged before
+                        PageInfo page = LogsHttp.read(ctx.placement().local(ws).logs(), ws, log, spec, reply); // nothing was read into reply yet
                         out.send(reply.endPage(page, spec.before() != null).text());
                     } catch (RuntimeException e) {
                         reply(id, ApiErrors.classify(e));
@@ -368,7 +347,8 @@ public final class SocketEndpoint implements WsListener {
             throw new StrandException(ErrorCode.TOO_MANY_SUBSCRIPTIONS, "a socket holds at most " + ctx.maxSubscriptions() + " subscriptions");
         }
         // Nothing was opened until here; from now on the watch is the subscription's (its loop closes it), or closed below.
-        LogWatch watch = ctx.logs().watch(ws, log);
+        ctx.placement().awaitCaughtUp(ws); // a cursor from another node resumes exactly on this one
+        LogWatch watch = ctx.placement().local(ws).logs().watch(ws, log);
         Subscription sub;
         try {
             long head = watch.head();

@@ -4,16 +4,18 @@ import io.strand.app.ApiErrors;
 import io.strand.app.EntryJson;
 import io.strand.app.StrandMetrics;
 import io.strand.core.Json;
+import io.strand.logtier.LogCursor;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One subscription: a cursor, never a buffer. Its loop (one virtual thread) reads a chunk from
- * storage at the cursor, sends it (blocking while the socket drains), and when it reaches the
- * head waits for the head to move. Replay and live tail are the same loop, so a subscriber that
- * falls behind simply keeps reading from storage; at most one frame is in hand at a time.
+ * One subscription: a cursor ({@link LogCursor}), never a buffer. Its loop (one virtual thread)
+ * reads a chunk from storage at the cursor, sends it (blocking while the socket drains), and when
+ * it reaches the head waits for the head to move. Replay and live tail are the same loop, so a
+ * subscriber that falls behind simply keeps reading from storage; at most one frame is in hand at
+ * a time.
  * Entries go from storage straight into the frame's bytes ({@link EntryJson}); the frame buffer is
  * kept only while the subscription replays, so an idle subscription holds none.
  *
@@ -33,7 +35,8 @@ final class Subscription implements Runnable {
 
     private final String subJson;
     private final byte[] subJsonBytes;
-    private final LogWatch watch;
+    /** The subscription's place in its log, moved past each frame sent: its {@code next()} is the resume cursor. Only the loop reads and moves it. */
+    private final LogCursor cursor;
     private final SocketWriter out;
     private final StrandMetrics metrics;
     private final long heartbeatMillis;
@@ -41,21 +44,19 @@ final class Subscription implements Runnable {
     /** Remaining credit when a window was asked for; Long.MAX_VALUE when unlimited. */
     private final AtomicLong credit;
     private volatile boolean active = true;
-    /** The resume cursor: the next seq to deliver. Only the subscription's own thread touches it. */
-    private long next;
     /** When the loop last sent a frame (System.nanoTime); only the loop touches it. */
     private long lastSent;
 
     /**
      * @param subJson the client's {@code sub} as JSON text (a string or an integer), echoed in every frame
      * @param from    the first seq to deliver, already answered in the subscribe reply
+     * @param watch   the log's watch, the subscription's from now on (closed when it ends)
      */
     Subscription(String subJson, long from, Long window, LogWatch watch, SocketWriter out,
                  StrandMetrics metrics, long heartbeatMillis, Runnable onEnd) {
         this.subJson = subJson;
         this.subJsonBytes = subJson.getBytes(StandardCharsets.UTF_8);
-        this.next = from;
-        this.watch = watch;
+        this.cursor = watch.cursor(from);
         this.out = out;
         this.metrics = metrics;
         this.heartbeatMillis = heartbeatMillis;
@@ -77,7 +78,7 @@ final class Subscription implements Runnable {
             throw new IllegalArgumentException("credit must be ≥ 1: " + n);
         }
         credit.accumulateAndGet(n, Subscription::addCredit);
-        watch.wake();
+        cursor.wake();
     }
 
     static long addCredit(long window, long n) {
@@ -90,7 +91,7 @@ final class Subscription implements Runnable {
     /** Ends the loop soon, without waiting: for a closed socket or a revoked token, where nothing more is read. */
     void cancel() {
         active = false;
-        watch.wake();
+        cursor.wake();
     }
 
     /**
@@ -100,7 +101,7 @@ final class Subscription implements Runnable {
      */
     void stop() {
         out.locked(() -> active = false);
-        watch.wake();
+        cursor.wake();
     }
 
     @Override
@@ -115,10 +116,10 @@ final class Subscription implements Runnable {
             if (active && out.isOpen()) {
                 // the error object as in a reply, so cold_unavailable (retry later) and corrupt stay apart
                 send(frame("closed") + ",\"reason\":\"error\",\"error\":" + Json.string(ApiErrors.errorObject(ApiErrors.classify(e)))
-                        + ",\"next\":" + next + "}");
+                        + ",\"next\":" + cursor.next() + "}");
             }
         } finally {
-            watch.close();
+            cursor.close();
             lag.close();
             metrics.subscriberClosed();
             onEnd.run();
@@ -133,16 +134,16 @@ final class Subscription implements Runnable {
         long delivered = 0;
         EntryJson buffer = null;
         while (active && out.isOpen()) {
-            if (watch.deleted()) {
-                send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + next + "}");
+            if (cursor.deleted()) {
+                send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + cursor.next() + "}");
                 return;
             }
             long allowed = credit.get();
             if (allowed <= 0) {
                 // out of credit: wait for credit (or cancel), beating meanwhile so the client can tell a live socket
-                long head = watch.awaitBeyond(Long.MAX_VALUE - 1, untilHeartbeatMillis());
+                long head = cursor.awaitBeyond(Long.MAX_VALUE - 1, untilHeartbeatMillis());
                 if (credit.get() <= 0 && heartbeatDue()) {
-                    lag.set(head - next + 1);
+                    lag.set(head - cursor.next() + 1);
                     if (!heartbeat(head)) {
                         return;
                     }
@@ -153,19 +154,19 @@ final class Subscription implements Runnable {
                 buffer = EntryJson.frames(caughtUp ? LIVE_BUFFER_BYTES : REPLAY_BUFFER_BYTES);
             }
             buffer.startFrame(subJsonBytes);
-            PageInfo page = watch.read(next, (int) Math.min(MAX_FRAME_ENTRIES, allowed), MAX_FRAME_BYTES, buffer);
+            PageInfo page = cursor.read((int) Math.min(MAX_FRAME_ENTRIES, allowed), MAX_FRAME_BYTES, buffer);
             if (page.gap() != null) {
                 if (!send(frame("gap") + ",\"from\":" + page.gap().from() + ",\"to\":" + page.gap().to() + "}")) {
                     return;
                 }
-                next = page.gap().to() + 1;
+                cursor.moveTo(page.gap().to() + 1);
             }
             if (page.count() > 0) {
-                long after = page.next();
-                if (!send(buffer.endFrame(after).text())) {
+                long next = page.next();
+                if (!send(buffer.endFrame(next).text())) {
                     return;
                 }
-                next = after;
+                cursor.moveTo(next);
                 metrics.frameSent();
                 if (allowed != Long.MAX_VALUE) {
                     credit.addAndGet(-page.count());
@@ -186,11 +187,12 @@ final class Subscription implements Runnable {
             }
             buffer = null; // at the head: wait without holding a frame buffer
             lag.set(0);
+            long next = cursor.next();
             if (!caughtUp) {
                 caughtUp = true;
                 send(frame("caughtUp") + ",\"next\":" + next + "}");
             }
-            long head = watch.awaitBeyond(next - 1, untilHeartbeatMillis());
+            long head = cursor.awaitBeyond(next - 1, untilHeartbeatMillis());
             if (head < next && heartbeatDue() && !heartbeat(head)) {
                 return;
             }

@@ -12,16 +12,32 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * How one entry is laid out inside an uncompressed block, and the log's entry hash chain over
- * exactly those bytes. Big-endian: {@code seq u64 | ts u64 | keyLen i32 (-1 = no key) | key UTF-8 |
- * dataLen i32 | data}. Stateless.
+ * How one cold entry is laid out inside an uncompressed segment block, and the log's entry hash
+ * chain over exactly those bytes. Stateless.
+ *
+ * <h2>Layout of one entry (all integers big-endian)</h2>
+ * <pre>
+ * offset    size      field
+ * 0         8         seq u64 (dense inside a block, from the block index's firstSeq)
+ * 8         8         ts u64, epoch millis (non-decreasing, inside the block's [firstTs, lastTs])
+ * 16        4         keyLen i32; -1 = no key
+ * 20        keyLen    key, UTF-8 (absent when keyLen is -1)
+ * 20+k      4         dataLen i32 (k = max(keyLen, 0))
+ * 24+k      dataLen   data, opaque bytes
+ * </pre>
+ *
+ * <p>Entries sit back to back; a block is these bytes zstd-compressed as one frame. The chain is
+ * {@code c(n) = SHA-256(c(n-1) || encoded entry n)} with {@code c(0)} = {@link #CHAIN_START}.
+ * Nothing here is a commit point: the block is written inside a segment by {@link SegmentWriter},
+ * whose Javadoc has the segment layout and the commit point; {@link #decode} checks every entry
+ * against its block index, so a damaged block is {@code CORRUPT}, never a short page.
  */
-final class EntryCodec {
+final class BlockEntryCodec {
     static final int FIXED = 8 + 8 + 4 + 4;
     /** The chain value before a log's first entry. */
     static final byte[] CHAIN_START = new byte[32];
 
-    private EntryCodec() {
+    private BlockEntryCodec() {
     }
 
     /** A byte buffer whose backing array can be hashed and compressed without a copy. */

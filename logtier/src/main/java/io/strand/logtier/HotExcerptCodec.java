@@ -8,11 +8,12 @@ import java.util.zip.CRC32C;
 import net.openhft.chronicle.bytes.Bytes;
 
 /**
- * The layout of one Chronicle excerpt in a log's queue. One excerpt holds one whole append, so a
- * batch becomes visible all at once or not at all (Chronicle publishes an excerpt atomically).
- * A batch of {@code k} entries is followed by {@code k-1} padding excerpts so that every seq owns
- * exactly one queue index: seq → index stays arithmetic within a roll cycle ({@link SeqIndex}).
- * Stateless.
+ * Stateless, so thread-safe: the hot excerpt format, the layout of one Chronicle excerpt in a log's
+ * queue. One excerpt holds one whole append, so a batch becomes visible all at once or not at all
+ * (Chronicle publishes an excerpt atomically). A batch of {@code k} entries is followed by
+ * {@code k-1} padding excerpts so that every seq owns exactly one queue index: seq → index stays
+ * arithmetic within a roll cycle ({@link SeqIndex}). Written by the log's writer only
+ * ({@link HotAppender}); read by any thread.
  *
  * <p>Format 2 (written since excerpts carry a checksum): every excerpt ends with a CRC32C of all
  * its bytes before it, kind byte included. Integers are little-endian (Chronicle's byte order),
@@ -34,7 +35,7 @@ import net.openhft.chronicle.bytes.Bytes;
  *
  * <p>Commit point: the ENTRIES excerpt's Chronicle header, which the queue marks complete only after
  * every byte above, checksum included, is in place. A crash before it leaves nothing; a crash among
- * the paddings leaves the data whole and {@link HotLog} writes the missing paddings on the next
+ * the paddings leaves the data whole and {@link HotAppender} writes the missing paddings on the next
  * open. A power loss (the queue is not forced; the write-ahead log is) can leave a complete header
  * over pages that never reached the disk: the checksum turns that, like any flipped bit, into a
  * {@code corrupt} error instead of data.
@@ -47,7 +48,7 @@ import net.openhft.chronicle.bytes.Bytes;
  * in-memory read (replay, pages) 0.21 µs per one-entry batch (up to ~40 %) and 11 µs per
  * 100-entry batch (~5 %). Only tiny entries read from the page cache notice it.
  */
-final class EntryCodec {
+final class HotExcerptCodec {
     /** {@link Header#kind} of a batch, whatever its format; also the format 1 kind byte. */
     static final byte ENTRIES = 1;
     /** {@link Header#kind} of a padding, whatever its format; also the format 1 kind byte. */
@@ -59,7 +60,7 @@ final class EntryCodec {
     /** Largest copy buffer the checksum reads an excerpt through. */
     private static final int CRC_CHUNK = 8192;
 
-    private EntryCodec() {
+    private HotExcerptCodec() {
     }
 
     /** What the first bytes of an excerpt say, without decoding entries. */

@@ -1,0 +1,203 @@
+package io.strand.app.cluster;
+
+import io.strand.app.ServerConfig;
+import io.strand.app.StrandMetrics;
+import io.strand.app.stores.Placement;
+import io.strand.app.stores.Stores;
+import io.strand.app.stores.WritePath;
+import io.strand.cluster.ClusterSpec;
+import io.strand.cluster.RaftNode;
+import io.strand.cluster.ShardEngine;
+import io.strand.cluster.ShardEngineFactory;
+import io.strand.cluster.ShardMetrics;
+import io.strand.core.Durability;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.IntConsumer;
+
+/**
+ * A cluster node's placement (SPEC §13): one {@link Stores} per shard this node replicates, each
+ * the state machine of the shard's Raft group ({@link StoresEngine}), writes proposed to the group
+ * ({@link ReplicatedWrites}), reads served from the local replica after a read barrier. Thread-safe:
+ * the engine map is swapped only by the shard's apply thread (snapshot installed), read by any.
+ *
+ * <p>Replicas run their stores in {@code os} mode with no write-ahead log of their own: the Raft
+ * log, fsynced on a majority before the ack, is the durable copy, and a restarted replica rebuilds
+ * from its last snapshot plus the log.
+ */
+public final class ClusterPlacement implements Placement {
+    /** How long a read waits for the local replica to catch up, and a write for a quorum, before {@code 503}. */
+    static final long TIMEOUT_MILLIS = 5_000;
+    /** How long a read waits for a read index before it is served from the local copy as it is. */
+    static final long READ_BARRIER_MILLIS = 2_000;
+    private final java.util.concurrent.atomic.AtomicLong localOnlyReads = new java.util.concurrent.atomic.AtomicLong();
+    private final ServerConfig config;
+    private final StrandMetrics metrics;
+    private final ClusterSpec spec;
+    private final Map<Integer, StoresEngine> engines = new ConcurrentHashMap<>();
+    /** Told when a shard's stores were replaced (a snapshot installed): subscriptions on the old ones end. */
+    private final List<IntConsumer> replacedListeners = new CopyOnWriteArrayList<>();
+    private final RaftNode node;
+    private final ReplicatedWrites writes;
+
+    private ClusterPlacement(ServerConfig config, StrandMetrics metrics) {
+        this.config = config;
+        this.metrics = metrics;
+        ServerConfig.Cluster c = config.cluster();
+        ClusterSpec base = ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas());
+        this.spec = c.joining() ? base.joiningAs(base.member(c.nodeId()).orElseThrow(() -> new IllegalArgumentException(
+                "--node-id " + c.nodeId() + " is not in --cluster " + c.members())), config.dataDir()) : base;
+        try {
+            this.node = RaftNode.start(spec, new Factory());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot start the cluster node " + c.nodeId() + ": " + e.getMessage(), e);
+        }
+        this.writes = new ReplicatedWrites(spec::shardOf, node::submit, this);
+        registerShardMetrics();
+    }
+
+    /** Per shard (label {@code shard}): leader, term, commit index, apply lag, follower lag, leader changes. */
+    private void registerShardMetrics() {
+        metrics.counter("strand.cluster.local.reads", "Reads served from the local copy because no read index came in time "
+                + "(a shard without a leader)", localOnlyReads::get);
+        for (int k = 0; k < spec.shards(); k++) {
+            int shard = k;
+            java.util.function.Function<java.util.function.ToLongFunction<ShardMetrics>, java.util.function.Supplier<Number>> read =
+                    f -> () -> ShardMetrics.of(node, shard).map(m -> (Number) f.applyAsLong(m)).orElse(null);
+            metrics.shardGauge("strand.cluster.leader", "1 when this node leads the shard", shard, read.apply(ShardMetrics::leader));
+            metrics.shardGauge("strand.cluster.term", "The shard's current Raft term", shard, read.apply(ShardMetrics::term));
+            metrics.shardGauge("strand.cluster.commit.index", "The shard's Raft commit index as this replica knows it", shard,
+                    read.apply(ShardMetrics::commitIndex));
+            metrics.shardGauge("strand.cluster.apply.lag", "Entries committed but not yet applied by this replica", shard,
+                    read.apply(ShardMetrics::applyLag));
+            metrics.shardGauge("strand.cluster.follower.lag", "On the leader: the furthest follower's distance behind the commit index",
+                    shard, read.apply(ShardMetrics::followerLag));
+            metrics.shardGauge("strand.cluster.leader.changes", "Leader changes this replica saw since start (elections)", shard,
+                    read.apply(ShardMetrics::leaderChanges));
+        }
+    }
+
+    public static ClusterPlacement start(ServerConfig config, StrandMetrics metrics) {
+        return new ClusterPlacement(config, metrics);
+    }
+
+    private final class Factory implements ShardEngineFactory {
+        @Override
+        public ShardEngine open(int shard, Path liveDir) {
+            StoresEngine engine = new StoresEngine(Stores.open("shard" + shard, config, liveDir, Durability.OS, 1, metrics, null));
+            engines.put(shard, engine);
+            return engine;
+        }
+
+        @Override
+        public void replaced(int shard, ShardEngine old, ShardEngine now) {
+            engines.put(shard, (StoresEngine) now);
+            replacedListeners.forEach(l -> l.accept(shard));
+        }
+    }
+
+    /**
+     * Readiness {@code cluster}: UP when every shard this node replicates has a leader (writes can be
+     * acknowledged); details name each local shard's leader and apply lag.
+     */
+    public io.helidon.health.HealthCheckResponse health() {
+        var response = io.helidon.health.HealthCheckResponse.builder().detail("node", spec.nodeId());
+        boolean ok = true;
+        for (int k = 0; k < spec.shards(); k++) {
+            var m = ShardMetrics.of(node, k);
+            if (m.isEmpty()) {
+                continue; // no replica here
+            }
+            String leader = m.get().leaderId();
+            ok &= leader != null;
+            response.detail("shard" + k, (leader == null ? "no leader" : "leader " + leader) + ", apply lag " + m.get().applyLag());
+        }
+        return response.status(ok).build();
+    }
+
+    public ClusterSpec spec() {
+        return spec;
+    }
+
+    public RaftNode node() {
+        return node;
+    }
+
+    public void onReplaced(IntConsumer listener) {
+        replacedListeners.add(listener);
+    }
+
+    @Override
+    public Stores local(String ws) {
+        int shard = spec.shardOf(ws);
+        StoresEngine engine = engines.get(shard);
+        if (engine == null) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "this node holds no replica of shard " + shard
+                    + " (workspace '" + ws + "') yet", Map.of("retryable", true, "shard", shard));
+        }
+        return engine.stores();
+    }
+
+    /**
+     * Waits (at most {@link #READ_BARRIER_MILLIS}) for a read index from the shard's leader and for
+     * this replica to apply through it. Without a leader in that time (a majority of the shard's
+     * replicas down or cut off) the read is served from the local copy as it is: reads of local data
+     * keep working while writes are refused, and such a read can miss only writes acknowledged in
+     * the moments before the majority was lost that this replica had not received yet.
+     */
+    @Override
+    public void awaitCaughtUp(String ws) {
+        int shard = spec.shardOf(ws);
+        try {
+            node.readBarrier(shard).get(READ_BARRIER_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            localOnlyReads.incrementAndGet();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw unavailable(shard, "interrupted");
+        }
+    }
+
+    /** Reads served from the local copy because no read index came in time (see {@link #awaitCaughtUp}). */
+    public long localOnlyReads() {
+        return localOnlyReads.get();
+    }
+
+    private static StrandException unavailable(int shard, String why) {
+        return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + " cannot serve a current read: " + why,
+                Map.of("retryable", true, "shard", shard));
+    }
+
+    @Override
+    public WritePath writes() {
+        return writes;
+    }
+
+    @Override
+    public List<Stores> all() {
+        return engines.values().stream().map(StoresEngine::stores).toList();
+    }
+
+    @Override
+    public String durableWire() {
+        return ReplicatedWrites.QUORUM;
+    }
+
+    @Override
+    public boolean clustered() {
+        return true;
+    }
+
+    @Override
+    public void close() {
+        node.close(); // closes the engines, and with them the stores
+    }
+}

@@ -1,0 +1,266 @@
+package io.strand.app.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.core.ErrorCode;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
+import io.strand.logtier.AppendRequest;
+import io.strand.logtier.AppendResult;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The bytes of one replicated write (a command in a shard's Raft entry) and of its reply. Written
+ * by the node that took the request, read by every replica's {@link StoresEngine}; the reply is
+ * written by the leader's replica and read by the node that proposed it. Stateless.
+ *
+ * <p>All integers big-endian ({@link DataOutputStream}); {@code str} = u32 length + UTF-8 bytes;
+ * {@code opt<T>} = u8 0 (absent) or 1 followed by T.
+ * <pre>
+ * command  := u8 type, body
+ *   1 append     str ws, str log, u32 n, n × (u32 len, data bytes (JSON), opt&lt;str&gt; key),
+ *                opt&lt;i64&gt; expectedLastSeq, opt&lt;(str producerId, i64 producerSeq)&gt;
+ *   2 doc        str op, str ws, str doc, opt&lt;str&gt; body (JSON)
+ *   3 txn        str ws, str body (JSON)
+ *   4 deleteLog  str ws, str log
+ * reply    := u8 0 (ok), result | u8 1 (error), str code (SPEC §2 wire code), str message, str extras (JSON object)
+ *   append result   i64 firstSeq, i64 lastSeq, i64 ts, u8 duplicate
+ *   doc/txn result  str reply (JSON object)
+ *   deleteLog       u8 existed
+ * </pre>
+ * A command is committed when its Raft entry is (a majority of the shard's replicas hold it); it
+ * takes effect on each replica when that replica applies the entry.
+ */
+public final class ShardCommands {
+    static final byte APPEND = 1;
+    static final byte DOC = 2;
+    static final byte TXN = 3;
+    static final byte DELETE_LOG = 4;
+
+    private ShardCommands() {
+    }
+
+    /** A decoded command; {@code body} is the doc or txn request, {@code append} the append. */
+    public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body) {
+    }
+
+    public static byte[] append(String ws, String log, AppendRequest req) {
+        return write(out -> {
+            out.writeByte(APPEND);
+            str(out, ws);
+            str(out, log);
+            out.writeInt(req.data().size());
+            for (int i = 0; i < req.data().size(); i++) {
+                byte[] d = req.data().get(i);
+                out.writeInt(d.length);
+                out.write(d);
+                optStr(out, req.keys().get(i));
+            }
+            optLong(out, req.expectedLastSeq());
+            out.writeBoolean(req.producerId() != null);
+            if (req.producerId() != null) {
+                str(out, req.producerId());
+                out.writeLong(req.producerSeq());
+            }
+        });
+    }
+
+    public static byte[] doc(String op, String ws, String doc, JsonNode body) {
+        return write(out -> {
+            out.writeByte(DOC);
+            str(out, op);
+            str(out, ws);
+            str(out, doc);
+            optStr(out, body == null ? null : Json.MAPPER.writeValueAsString(body));
+        });
+    }
+
+    public static byte[] txn(String ws, JsonNode body) {
+        return write(out -> {
+            out.writeByte(TXN);
+            str(out, ws);
+            str(out, Json.MAPPER.writeValueAsString(body));
+        });
+    }
+
+    public static byte[] deleteLog(String ws, String log) {
+        return write(out -> {
+            out.writeByte(DELETE_LOG);
+            str(out, ws);
+            str(out, log);
+        });
+    }
+
+    /** Decodes a command; a command that does not decode is a bug or corruption, never a request error. */
+    public static Command read(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            byte type = in.readByte();
+            return switch (type) {
+                case APPEND -> {
+                    String ws = str(in);
+                    String log = str(in);
+                    int n = in.readInt();
+                    List<byte[]> data = new ArrayList<>(n);
+                    List<String> keys = new ArrayList<>(n);
+                    for (int i = 0; i < n; i++) {
+                        byte[] d = new byte[in.readInt()];
+                        in.readFully(d);
+                        data.add(d);
+                        keys.add(optStr(in));
+                    }
+                    Long expected = in.readBoolean() ? in.readLong() : null;
+                    String producerId = null;
+                    Long producerSeq = null;
+                    if (in.readBoolean()) {
+                        producerId = str(in);
+                        producerSeq = in.readLong();
+                    }
+                    yield new Command(type, ws, log, null, new AppendRequest(data, keys, expected, producerId, producerSeq), null);
+                }
+                case DOC -> {
+                    String op = str(in);
+                    String ws = str(in);
+                    String doc = str(in);
+                    String body = optStr(in);
+                    yield new Command(type, ws, doc, op, null, body == null ? null : Json.MAPPER.readTree(body));
+                }
+                case TXN -> {
+                    String ws = str(in);
+                    yield new Command(type, ws, null, null, null, Json.MAPPER.readTree(str(in)));
+                }
+                case DELETE_LOG -> new Command(type, str(in), str(in), null, null, null);
+                default -> throw new IllegalStateException("unknown replicated command type " + type);
+            };
+        } catch (IOException e) {
+            throw new UncheckedIOException("a replicated command does not decode", e);
+        }
+    }
+
+    public static byte[] appendReply(AppendResult r) {
+        return write(out -> {
+            out.writeByte(0);
+            out.writeLong(r.firstSeq());
+            out.writeLong(r.lastSeq());
+            out.writeLong(r.ts());
+            out.writeBoolean(r.duplicate());
+        });
+    }
+
+    public static byte[] jsonReply(ObjectNode reply) {
+        return write(out -> {
+            out.writeByte(0);
+            str(out, Json.MAPPER.writeValueAsString(reply));
+        });
+    }
+
+    public static byte[] booleanReply(boolean value) {
+        return write(out -> {
+            out.writeByte(0);
+            out.writeBoolean(value);
+        });
+    }
+
+    public static byte[] errorReply(StrandException e) {
+        return write(out -> {
+            out.writeByte(1);
+            str(out, e.code().wire());
+            str(out, e.getMessage() == null ? "" : e.getMessage());
+            str(out, Json.MAPPER.writeValueAsString(e.extras()));
+        });
+    }
+
+    /** The append's result (with {@code durable} as given), or the error the replica answered, thrown. */
+    public static AppendResult readAppend(byte[] reply, String durable) {
+        return read(reply, in -> new AppendResult(in.readLong(), in.readLong(), in.readLong(), durable, in.readBoolean()));
+    }
+
+    public static ObjectNode readJson(byte[] reply) {
+        return read(reply, in -> (ObjectNode) Json.MAPPER.readTree(str(in)));
+    }
+
+    public static boolean readBoolean(byte[] reply) {
+        return read(reply, DataInputStream::readBoolean);
+    }
+
+    private interface Reader<T> {
+        T read(DataInputStream in) throws IOException;
+    }
+
+    private interface Writer {
+        void write(DataOutputStream out) throws IOException;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T read(byte[] reply, Reader<T> ok) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(reply))) {
+            if (in.readByte() == 0) {
+                return ok.read(in);
+            }
+            String wire = str(in);
+            String message = str(in);
+            Map<String, Object> extras = Json.MAPPER.readValue(str(in), LinkedHashMap.class);
+            throw new StrandException(code(wire), message, extras);
+        } catch (IOException e) {
+            throw new UncheckedIOException("a replicated reply does not decode", e);
+        }
+    }
+
+    private static ErrorCode code(String wire) {
+        for (ErrorCode c : ErrorCode.values()) {
+            if (c.wire().equals(wire)) {
+                return c;
+            }
+        }
+        return ErrorCode.INTERNAL;
+    }
+
+    private static byte[] write(Writer w) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            w.write(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static void str(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static void optStr(DataOutputStream out, String s) throws IOException {
+        out.writeBoolean(s != null);
+        if (s != null) {
+            str(out, s);
+        }
+    }
+
+    private static void optLong(DataOutputStream out, Long v) throws IOException {
+        out.writeBoolean(v != null);
+        if (v != null) {
+            out.writeLong(v);
+        }
+    }
+
+    private static String str(DataInputStream in) throws IOException {
+        byte[] b = new byte[in.readInt()];
+        in.readFully(b);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    private static String optStr(DataInputStream in) throws IOException {
+        return in.readBoolean() ? str(in) : null;
+    }
+}

@@ -1,0 +1,44 @@
+package io.strand.app.stores;
+
+import java.util.List;
+
+/** The embedded default: one store set over {@code --data}, written directly. Thread-safe (immutable). */
+public final class SingleNode implements Placement {
+    private final Stores stores;
+    private final LocalWrites writes;
+
+    public SingleNode(Stores stores) {
+        this.stores = stores;
+        this.writes = new LocalWrites(ws -> stores);
+    }
+
+    @Override
+    public Stores local(String ws) {
+        return stores;
+    }
+
+    @Override
+    public void awaitCaughtUp(String ws) {
+        // one copy: every acknowledged write is already in it
+    }
+
+    @Override
+    public WritePath writes() {
+        return writes;
+    }
+
+    @Override
+    public List<Stores> all() {
+        return List.of(stores);
+    }
+
+    @Override
+    public String durableWire() {
+        return stores.writers().durability().wire();
+    }
+
+    @Override
+    public void close() {
+        stores.close();
+    }
+}

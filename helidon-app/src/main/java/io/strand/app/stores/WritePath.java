@@ -1,0 +1,27 @@
+package io.strand.app.stores;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.strand.app.auth.Principal;
+import io.strand.docstore.DocId;
+import io.strand.logtier.AppendRequest;
+import io.strand.logtier.AppendResult;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Every change a client can make to a workspace's logs and docs, as one interface: applied to the
+ * local stores on a single node ({@link LocalWrites}), proposed to the shard's Raft group in a
+ * cluster (and applied by every replica through a {@link LocalWrites} of its own). Callers have
+ * validated names and checked the caller's scope; implementations check again where they apply.
+ */
+public interface WritePath {
+    CompletableFuture<AppendResult> append(String ws, String log, AppendRequest req);
+
+    /** A doc op of SPEC §5 ({@code put}, {@code cas}, {@code incr}, {@code apply}, {@code delete}; {@code get} reads); scope checked by the caller. */
+    CompletableFuture<ObjectNode> doc(String op, DocId id, JsonNode body);
+
+    CompletableFuture<ObjectNode> txn(String ws, JsonNode body, Principal who);
+
+    /** Deletes a log's data; false when it did not exist. */
+    CompletableFuture<Boolean> deleteLog(String ws, String log);
+}

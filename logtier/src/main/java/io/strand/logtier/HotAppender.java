@@ -1,0 +1,230 @@
+package io.strand.logtier;
+
+import io.strand.core.DiskSpace;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import io.strand.core.WriteAheadLog;
+import java.util.List;
+import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.wire.DocumentContext;
+
+/**
+ * Owned by the log's writer thread (and by {@link HotLog#open}, before the log is shared): the
+ * writer side of one hot queue. Writes each batch as one excerpt followed by its paddings
+ * ({@link HotExcerptCodec}), replays batches logged ahead, and keeps the last batch's bytes for the
+ * write-ahead record.
+ *
+ * <p>Disk space: the queue's files are mapped sparse, so an append claims its bytes from the
+ * {@link DiskSpace} guard before it touches a page (a page the file system cannot back is a SIGBUS,
+ * an {@link InternalError}, part way through the excerpt). A write that fails anyway is rolled back,
+ * never committed short, and answered {@code storage_full}.
+ */
+final class HotAppender implements AutoCloseable {
+    private final HotLog hot;
+    private final DiskSpace disk;
+    private ExcerptAppender appender;
+    /** The last batch's excerpt as encoded, kept for its write-ahead record. */
+    private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
+    /** A padding excerpt as encoded (scratch). */
+    private final Bytes<?> padding = Bytes.allocateElasticOnHeap(32);
+    /** Entries of the last batch whose paddings a full disk cut short: written before anything else. */
+    private long paddingsFrom;
+    private long paddingsHead;
+
+    HotAppender(HotLog hot, DiskSpace disk) {
+        this.hot = hot;
+        this.disk = disk;
+    }
+
+    /**
+     * Appends one batch as one excerpt (plus paddings), stamped {@code ts} or the last batch's ts
+     * when that is later (a log's ts never decreases).
+     * @return the first seq assigned
+     */
+    long append(long ts, List<byte[]> data, List<String> keys, String producerId, long producerSeq) {
+        writeMissingPaddings();
+        long first = hot.lastSeq() + 1;
+        long stamped = Math.max(ts, hot.lastTs());
+        encoded.clear();
+        HotExcerptCodec.writeEntries(encoded, first, stamped, data, keys, producerId, producerSeq);
+        claim(encoded.readRemaining(), data.size());
+        appendEncoded(first, data.size(), stamped);
+        return first;
+    }
+
+    /**
+     * Before a txn writes anything: finishes an earlier batch's paddings a full disk cut short and
+     * claims room for a staged batch of {@code excerptBytes} and {@code count} entries, as
+     * {@link #append} does, so the txn is refused ({@code storage_full}) rather than cut short after
+     * its commit record.
+     */
+    void prepareStaged(int excerptBytes, int count) {
+        writeMissingPaddings();
+        claim(excerptBytes, count);
+    }
+
+    private void claim(long excerptBytes, int count) {
+        long need = excerptBytes + (long) HotLog.EXCERPT_OVERHEAD_BYTES * count;
+        if (hot.queue.cycle() != hot.index.lastCycle()) {
+            need += HotLog.NEW_FILE_BYTES; // this append opens a new cycle file
+        }
+        disk.require(need, "appending " + count + " entries to log queue " + hot.dir);
+    }
+
+    /** The excerpt of the last {@link #append} as stored, after {@code key}: a write-ahead payload. */
+    byte[] lastExcerptKeyed(String key) {
+        int length = (int) encoded.readRemaining();
+        return WriteAheadLog.keyed(key, length, (into, offset) -> encoded.read(encoded.readPosition(), into, offset, length));
+    }
+
+    /**
+     * Appends a batch excerpt written by an earlier run (write-ahead replay), keeping its seqs and ts.
+     * @return false when the queue already holds it, or holds nothing while the batch starts past seq 1
+     *         (the log was deleted after it, and the delete's files went before its record could);
+     *         any other batch that does not follow the head is corrupt
+     */
+    boolean replay(byte[] excerpt) {
+        long lastSeq = hot.lastSeq();
+        HotExcerptCodec.Header h;
+        try {
+            h = HotExcerptCodec.readHeader(Bytes.wrapForRead(excerpt));
+        } catch (StrandException e) {
+            throw e.code() == ErrorCode.CORRUPT ? hot.corrupt(lastSeq + 1, "write-ahead copy of the batch after the head: "
+                    + e.getMessage()) : e;
+        }
+        if (h.kind() != HotExcerptCodec.ENTRIES) {
+            throw hot.corrupt(h.firstSeq(), "write-ahead record is not a batch");
+        }
+        if (h.lastSeq() <= lastSeq) {
+            hot.reader().checkStoredCopy(h.firstSeq());
+            return false;
+        }
+        if (lastSeq == 0 && hot.firstSeq() == 0 && h.firstSeq() > 1) {
+            return false;
+        }
+        if (h.firstSeq() != lastSeq + 1) {
+            throw hot.corrupt(h.firstSeq(), "write-ahead batch does not follow the queue's head " + lastSeq);
+        }
+        encoded.clear();
+        encoded.write(excerpt);
+        appendEncoded(h.firstSeq(), h.count(), Math.max(h.ts(), hot.lastTs()));
+        return true;
+    }
+
+    /**
+     * Writes the batch's excerpt, then its paddings. A failed excerpt write is rolled back (nothing
+     * committed, the state unchanged) and thrown, as {@code storage_full} when the disk is full. Once
+     * the excerpt is committed the batch is stored: paddings a full disk refuses are left for
+     * {@link #writeMissingPaddings} before the next excerpt, and the append counts as done.
+     */
+    private void appendEncoded(long first, int count, long ts) {
+        ExcerptAppender a = appender();
+        try (DocumentContext dc = a.writingDocument()) {
+            try {
+                dc.wire().bytes().write(encoded, encoded.readPosition(), encoded.readRemaining());
+            } catch (RuntimeException | Error e) {
+                dc.rollbackOnClose(); // Chronicle would otherwise commit the excerpt cut short
+                throw e;
+            }
+        } catch (RuntimeException | Error e) {
+            dropAppender();
+            throw refused(disk, e, "appending to log queue " + hot.dir);
+        }
+        noteIndex(a.lastIndexAppended(), first);
+        long last = first + count - 1;
+        hot.appended(first, last, ts);
+        if (count > 1) {
+            paddingsFrom = first + 1;
+            paddingsHead = first;
+            try {
+                writeMissingPaddings();
+            } catch (StrandException e) {
+                System.getLogger("strand.logtier").log(System.Logger.Level.WARNING, "log queue {0}: paddings of seqs {1}..{2}"
+                        + " wait for disk space (reads from inside that batch wait too): {3}", hot.dir, paddingsFrom, last, e.getMessage());
+            }
+        }
+    }
+
+    /** At open: writes the paddings of seqs {@code fromSeq..lastSeq} that a crash cut short after their batch. */
+    void completePaddings(long fromSeq, long headSeq) {
+        for (long seq = fromSeq; seq <= hot.lastSeq(); seq++) {
+            writePadding(seq, headSeq);
+        }
+    }
+
+    /** Writes paddings a full disk cut short; throws {@code storage_full} while there is still no room. */
+    private void writeMissingPaddings() {
+        while (paddingsFrom != 0 && paddingsFrom <= hot.lastSeq()) {
+            writePadding(paddingsFrom, paddingsHead);
+            paddingsFrom++;
+        }
+        paddingsFrom = 0;
+    }
+
+    private void writePadding(long seq, long headSeq) {
+        ExcerptAppender a = appender();
+        padding.clear();
+        HotExcerptCodec.writePadding(padding, seq, headSeq);
+        try (DocumentContext dc = a.writingDocument()) {
+            try {
+                dc.wire().bytes().write(padding, padding.readPosition(), padding.readRemaining());
+            } catch (RuntimeException | Error e) {
+                dc.rollbackOnClose();
+                throw e;
+            }
+        } catch (RuntimeException | Error e) {
+            dropAppender();
+            throw refused(disk, e, "writing padding " + seq + " to log queue " + hot.dir);
+        }
+        noteIndex(a.lastIndexAppended(), seq);
+    }
+
+    /** {@code storage_full} for a write the file system had no room for; anything else as it was. */
+    static RuntimeException refused(DiskSpace disk, Throwable failure, String what) {
+        StrandException full = disk.outOfSpace(failure, what);
+        if (full != null) {
+            return full;
+        }
+        if (failure instanceof Error error) {
+            throw error;
+        }
+        return (RuntimeException) failure;
+    }
+
+    private void noteIndex(long queueIndex, long seq) {
+        int cycle = hot.rollCycle.toCycle(queueIndex);
+        if (cycle != hot.index.lastCycle()) {
+            hot.index.cycleStarted(cycle, seq, queueIndex);
+        }
+    }
+
+    /** After a failed write the appender's context is not reusable ("a header inside a header"): the next write gets a new one. */
+    private void dropAppender() {
+        ExcerptAppender a = appender;
+        appender = null;
+        if (a != null) {
+            try {
+                a.close();
+            } catch (RuntimeException | Error ignored) {
+                // a new appender finds the queue's end by itself
+            }
+        }
+    }
+
+    private ExcerptAppender appender() {
+        if (appender == null) {
+            appender = hot.queue.createAppender();
+            appender.singleThreadedCheckDisabled(true); // ownership is the writer thread, handed over by Log
+        }
+        return appender;
+    }
+
+    @Override
+    public void close() {
+        if (appender != null) {
+            appender.close();
+            appender = null;
+        }
+    }
+}

@@ -1,0 +1,283 @@
+package io.strand.logtier;
+
+import io.strand.core.Agent;
+import io.strand.core.DiskSpace;
+import io.strand.core.ErrorCode;
+import io.strand.core.Names;
+import io.strand.core.StrandException;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Thread-safe: every log of this node, by name — its {@link LogSlot}, the names of each workspace,
+ * and the {@code log-reaper} {@link Agent} that closes idle logs and forgets unused slots. Logs are
+ * opened lazily on first touch and closed when idle, so 100,000 logs cost a directory each, not a
+ * mapped queue each.
+ *
+ * <p>One way in: append, read, watch, delete, roll and replay all reach a log through
+ * {@link #hold} (or {@link #watch}, {@link #whenOpen}), which retries when the slot it found was
+ * forgotten meanwhile. A forgotten slot refuses every caller, so no caller ever opens, appends to,
+ * reads or deletes a log through a slot the registry no longer holds.
+ */
+final class LogRegistry implements AutoCloseable {
+    /** A closed, unused log's slot is forgotten only this long after its last lookup (a cache policy: correctness does not need it). */
+    static final Duration FORGET_SLOTS_AFTER = Duration.ofSeconds(60);
+    private static final System.Logger LOG = System.getLogger("strand.logs");
+
+    /** Told of each log the registry opens (to attach its cold part). */
+    interface Opened {
+        void opened(String ws, String name, Log log);
+    }
+
+    private final LogConfig config;
+    /** Claimed from before a log's files are created and before each append touches its queue. */
+    private final DiskSpace disk;
+    private final Opened opened;
+    private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
+    private final AtomicInteger openLogs = new AtomicInteger();
+    private final AtomicLong reaperFailures = new AtomicLong();
+    private volatile long forgetAfterNanos = FORGET_SLOTS_AFTER.toNanos();
+    private final Agent reaper;
+
+    LogRegistry(LogConfig config, DiskSpace disk, Opened opened) {
+        this.config = config;
+        this.disk = disk;
+        this.opened = opened;
+        this.reaper = Agent.start("log-reaper", Duration.ofSeconds(1), this::closeIdle);
+    }
+
+    /** The slot of {@code ws/name}, held: release it when done. The one way every caller reaches a log. */
+    LogSlot hold(String ws, String name) {
+        while (true) {
+            LogSlot slot = lookUp(ws, name);
+            if (slot.hold()) {
+                return slot;
+            }
+            Thread.onSpinWait(); // forgotten: the map drops it at once, and the next lookup makes a new slot
+        }
+    }
+
+    /** Runs {@code body} on the log {@code ws/name}, held open meanwhile; {@code absent} when there is none as {@code how} asks. */
+    <T> T withLog(String ws, String name, LogSlot.Open how, Function<Log, T> body, T absent) {
+        LogSlot slot = hold(ws, name);
+        try {
+            Log log = slot.log(how);
+            return log == null ? absent : body.apply(log);
+        } finally {
+            slot.release();
+        }
+    }
+
+    /** The slot of {@code ws/name} with a watcher added: never forgotten until the watcher is removed. */
+    LogSlot watch(String ws, String name) {
+        while (true) {
+            LogSlot slot = lookUp(ws, name);
+            if (slot.addWatcher()) {
+                return slot;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** As {@link LogSlot#whenOpen}, on the slot the registry holds for {@code ws/name}. */
+    <T> CompletableFuture<T> whenOpen(String ws, String name, Supplier<CompletableFuture<T>> submit) {
+        while (true) {
+            CompletableFuture<T> result = lookUp(ws, name).whenOpen(submit);
+            if (result != null) {
+                return result;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Closes the log {@code ws/name}, removes its files and its name; its workspace's writer thread. */
+    boolean delete(String ws, String name) {
+        LogSlot slot = hold(ws, name);
+        try {
+            boolean hot = slot.deleteAll();
+            NavigableSet<String> names = namesByWorkspace.get(ws);
+            if (names != null) {
+                names.remove(name);
+            }
+            return hot;
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot delete log " + ws + "/" + name + ": " + e.getMessage());
+        } finally {
+            slot.release();
+        }
+    }
+
+    /** The registry's slot for a log, created on first touch. */
+    private LogSlot lookUp(String ws, String name) {
+        String key = ws + '/' + name;
+        LogSlot slot = slots.get(key);
+        if (slot == null) {
+            slot = slots.computeIfAbsent(key, k -> new LogSlot(this, ws, name, config.logsDir().resolve(ws).resolve(name)));
+        }
+        slot.lookedUp = System.nanoTime();
+        return slot;
+    }
+
+    /** Opens the log of {@code slot} (from {@link LogSlot#log}, under its lock); null when absent and not creating. */
+    Log open(LogSlot slot, boolean create) {
+        Log log = Log.open(slot.ws, slot.name, slot.dir, config, slot.signal, create, disk);
+        if (log == null) {
+            return null;
+        }
+        openLogs.incrementAndGet();
+        opened.opened(slot.ws, slot.name, log);
+        if (create) {
+            names(slot.ws).add(slot.name);
+        }
+        return log;
+    }
+
+    /** A slot closed its log. */
+    void closed() {
+        openLogs.decrementAndGet();
+    }
+
+    /** Log names of a workspace in name order, after {@code after} (exclusive, may be null). */
+    List<String> list(String ws, String after, int limit) {
+        NavigableSet<String> names = names(ws);
+        NavigableSet<String> tail = after == null || after.isEmpty() ? names : names.tailSet(after, false);
+        List<String> out = new ArrayList<>(Math.min(limit, 1024));
+        for (String n : tail) {
+            if (out.size() >= limit) {
+                break;
+            }
+            out.add(n);
+        }
+        return out;
+    }
+
+    /** Workspaces holding at least one log, in name order (their directories under the logs dir, and any created since). */
+    List<String> workspaces() {
+        TreeSet<String> out = new TreeSet<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(config.logsDir())) {
+            for (Path p : stream) {
+                String w = p.getFileName().toString();
+                if (Files.isDirectory(p) && (Names.isWorkspace(w) || Names.SYSTEM_WORKSPACE.equals(w))) {
+                    out.add(w);
+                }
+            }
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot list workspaces in " + config.logsDir() + ": " + e.getMessage());
+        }
+        out.addAll(namesByWorkspace.keySet());
+        out.removeIf(w -> names(w).isEmpty());
+        return List.copyOf(out);
+    }
+
+    private NavigableSet<String> names(String ws) {
+        return namesByWorkspace.computeIfAbsent(ws, w -> {
+            NavigableSet<String> set = new ConcurrentSkipListSet<>();
+            Path dir = config.logsDir().resolve(w);
+            if (Files.isDirectory(dir)) {
+                try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
+                    for (Path p : stream) {
+                        String n = p.getFileName().toString();
+                        if (Names.isObject(n) && Log.exists(p)) {
+                            set.add(n);
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new StrandException(ErrorCode.UNAVAILABLE, "cannot list logs of " + w + ": " + e.getMessage());
+                }
+            }
+            return set;
+        });
+    }
+
+    /** Replaces {@link #FORGET_SLOTS_AFTER}: tests shorten it to race the reaper forgetting slots. */
+    void forgetSlotsAfter(Duration after) {
+        forgetAfterNanos = after.toNanos();
+    }
+
+    /**
+     * The reaper's pass: closes idle logs, least recently used first when too many are open, and
+     * forgets unused slots; returns how many logs it closed.
+     */
+    int closeIdle() {
+        int closed = 0;
+        try {
+            long now = System.nanoTime();
+            long idleNanos = config.idleClose().toNanos();
+            int over = openLogs.get() - config.maxOpenLogs();
+            List<LogSlot> candidates = new ArrayList<>(slots.values());
+            if (over > 0) {
+                candidates = leastRecentlyUsedFirst(candidates);
+            }
+            for (LogSlot slot : candidates) {
+                boolean force = over > 0;
+                if (slot.closeIfIdle(now, force ? 0 : idleNanos)) {
+                    over--;
+                    closed++;
+                }
+                long forgetAfter = forgetAfterNanos;
+                slots.computeIfPresent(slot.ws + '/' + slot.name,
+                        (key, found) -> found == slot && slot.forget(System.nanoTime(), forgetAfter) ? null : found);
+            }
+        } catch (RuntimeException e) {
+            reaperFailures.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "idle close failed", e);
+        }
+        return closed;
+    }
+
+    /**
+     * {@code slots} ordered by their last use as read once here: readers move {@code lastUsed} while
+     * the reaper sorts, and a sort whose keys change under it fails ("Comparison method violates its
+     * general contract!"), which used to leave the open-logs cap unenforced.
+     */
+    private static List<LogSlot> leastRecentlyUsedFirst(List<LogSlot> slots) {
+        record Seen(LogSlot slot, long lastUsed) {
+        }
+        List<Seen> seen = new ArrayList<>(slots.size());
+        for (LogSlot slot : slots) {
+            seen.add(new Seen(slot, slot.lastUsed()));
+        }
+        seen.sort(Comparator.comparingLong(Seen::lastUsed));
+        return seen.stream().map(Seen::slot).toList();
+    }
+
+    /** Reaper passes that failed (each logged); a failed pass leaves logs open past the cap. */
+    long reaperFailures() {
+        return reaperFailures.get();
+    }
+
+    int openLogs() {
+        return openLogs.get();
+    }
+
+    /** How many watches of a log are open now (0 for a log the registry does not hold). */
+    int watchers(String ws, String name) {
+        LogSlot slot = slots.get(ws + '/' + name);
+        return slot == null ? 0 : slot.watchers();
+    }
+
+    /** Stops the reaper and closes every log nobody holds. */
+    @Override
+    public void close() {
+        reaper.close();
+        for (LogSlot slot : slots.values()) {
+            slot.closeIfIdle(Long.MAX_VALUE, 0);
+        }
+    }
+}

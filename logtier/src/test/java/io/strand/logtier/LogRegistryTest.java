@@ -1,0 +1,103 @@
+package io.strand.logtier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.strand.core.DiskSpace;
+import io.strand.core.Durability;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class LogRegistryTest {
+    @TempDir
+    Path dir;
+    private LogRegistry registry;
+
+    private LogRegistry open() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withOpenLimits(Duration.ZERO, 1000);
+        registry = new LogRegistry(config, DiskSpace.unlimited(dir), (ws, name, log) -> { });
+        registry.forgetSlotsAfter(Duration.ZERO);
+        return registry;
+    }
+
+    @AfterEach
+    void close() {
+        registry.close();
+    }
+
+    /** Creates the log {@code w/l} through the registry and lets it go. */
+    private void create() {
+        assertNotNull(registry.withLog("w", "l", LogSlot.Open.CREATE, log -> log, null));
+    }
+
+    @Test
+    void forgottenSlotShouldRefuseEveryCallerWhoThenFindsTheLogsNewSlot() {
+        open();
+        create();
+        LogSlot stale = registry.hold("w", "l"); // looked up and held, as a caller that will be late
+        stale.release();
+        registry.closeIdle(); // closes the idle log and forgets its unused slot
+        assertEquals(0, registry.openLogs());
+        assertFalse(stale.hold(), "a forgotten slot refuses to be held");
+        assertFalse(stale.addWatcher(), "and to be watched");
+        assertNull(stale.whenOpen(() -> CompletableFuture.completedFuture("ran")), "and to open its log");
+        LogSlot fresh = registry.hold("w", "l");
+        try {
+            assertNotSame(stale, fresh);
+            assertNotNull(fresh.log(LogSlot.Open.IF_EXISTS), "the log opens through the slot the registry holds");
+            assertEquals(1, registry.openLogs());
+        } finally {
+            fresh.release();
+        }
+    }
+
+    @Test
+    void heldOrWatchedSlotShouldNeitherCloseItsLogNorBeForgotten() {
+        open();
+        create();
+        LogSlot held = registry.hold("w", "l");
+        try {
+            held.log(LogSlot.Open.IF_EXISTS);
+            registry.closeIdle();
+            assertEquals(1, registry.openLogs(), "a held log is not idle");
+            assertSame(held, registry.hold("w", "l"), "nor is its slot forgotten");
+            held.release();
+        } finally {
+            held.release();
+        }
+        LogSlot watched = registry.watch("w", "l");
+        registry.closeIdle();
+        assertEquals(0, registry.openLogs(), "unheld, the log closes");
+        assertSame(watched, registry.hold("w", "l"), "watched, the slot stays");
+        watched.release();
+        watched.removeWatcher();
+        registry.closeIdle();
+        assertNotSame(watched, registry.watch("w", "l"), "unwatched and closed, it was forgotten");
+    }
+
+    @Test
+    void deleteShouldRemoveTheLogAndItsNameAndTellItsWatchers() {
+        open();
+        create();
+        LogSlot watched = registry.watch("w", "l");
+        long generation = watched.signal.generation();
+        assertEquals(java.util.List.of("l"), registry.list("w", null, 10));
+        assertTrue(registry.delete("w", "l"));
+        assertTrue(watched.signal.generation() != generation, "the watcher sees the delete");
+        assertEquals(java.util.List.of(), registry.list("w", null, 10));
+        assertNull(registry.withLog("w", "l", LogSlot.Open.IF_EXISTS, log -> log, null));
+        assertFalse(registry.delete("w", "l"), "a second delete finds nothing");
+        watched.removeWatcher();
+    }
+}

@@ -1,0 +1,213 @@
+package io.strand.tools;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The CPU time (user + system) that the bench server and this client JVM spend in one timed window
+ * of {@code strand bench}, so each row can give CPU microseconds per operation beside its
+ * throughput: on 2 cores the server's CPU per operation decides the rate, and it moves far less
+ * from minute to minute than the rate does. Immutable: thread-safe.
+ *
+ * <p><b>Source.</b> utime + stime of {@code /proc/<pid>/stat} (fields 14 and 15: every thread of
+ * the process, live or exited, not its children) in clock ticks of {@code getconf CLK_TCK} (100 on
+ * Linux: 10 ms). Compared on the development VM with {@code ProcessHandle.info().totalCpuDuration()}
+ * and, for this JVM, {@code OperatingSystemMXBean.getProcessCpuTime()}: all three gave the same
+ * figure to the tick, since the JDK reads the same two fields (or {@code times(2)}) and scales them
+ * by the same tick, so neither is finer. Reading {@code /proc} keeps the tick, and with it the
+ * resolution, explicit, and reads server and client the same way; where there is no {@code /proc}
+ * (macOS) the meter falls back to {@code ProcessHandle}. The kernel truncates utime and stime to
+ * whole ticks, so a window's figure is within ±2 ticks (±20 ms): 0.2 % of a 10 s window at one
+ * core, 2 % of a 1 s {@code --quick} one.
+ *
+ * <p><b>Loopback.</b> The receive side of loopback TCP usually runs in the sending process's
+ * system call, so part of what one side sends is charged to it rather than to the receiver: read
+ * the two figures as a split of the 2 cores, not as exact costs of each side.
+ */
+final class CpuMeter {
+    /** What a row says instead of CPU figures when the server runs inside this JVM. */
+    static final String IN_PROCESS = "server in the bench's own JVM: its CPU cannot be told from the client's";
+
+    /** CPU nanos of both processes and the wall clock, at one instant; -1 where a process's CPU is not known. */
+    record Sample(long serverNanos, long clientNanos, long wallNanos) {
+    }
+
+    /**
+     * The CPU both sides used over one window of {@code wallNanos}; a side's figure is -1 when it
+     * is not known, and {@code note} then says why.
+     */
+    record Used(long serverNanos, long clientNanos, long wallNanos, String note) {
+        boolean serverKnown() {
+            return serverNanos >= 0;
+        }
+
+        boolean clientKnown() {
+            return clientNanos >= 0;
+        }
+
+        /** Server CPU microseconds per unit of the row (operation, entry, attempt…); NaN when unknown or no units. */
+        double serverMicrosPer(long units) {
+            return microsPer(serverNanos, units);
+        }
+
+        double clientMicrosPer(long units) {
+            return microsPer(clientNanos, units);
+        }
+
+        /** The cores the server kept busy on average over the window. */
+        double serverCores() {
+            return cores(serverNanos, wallNanos);
+        }
+
+        double clientCores() {
+            return cores(clientNanos, wallNanos);
+        }
+
+        private static double microsPer(long nanos, long units) {
+            return nanos < 0 || units <= 0 ? Double.NaN : nanos / 1e3 / units;
+        }
+
+        private static double cores(long nanos, long wall) {
+            return nanos < 0 || wall <= 0 ? Double.NaN : (double) nanos / wall;
+        }
+    }
+
+    private final LongSupplier server;
+    private final LongSupplier client;
+    private final String note;
+
+    /** {@code server} and {@code client} return cumulative CPU nanos, or -1 when unknown; {@code note} explains a -1. */
+    CpuMeter(LongSupplier server, LongSupplier client, String note) {
+        this.server = server;
+        this.client = client;
+        this.note = note;
+    }
+
+    /**
+     * A meter for a server in process {@code serverPid} and this JVM as the client. A pid of 0 or
+     * less, or this JVM's own, means the server runs in here: both sides are then reported as
+     * unknown with {@link #IN_PROCESS}, rather than as a bogus split.
+     */
+    static CpuMeter forServer(long serverPid) {
+        long self = ProcessHandle.current().pid();
+        if (serverPid <= 0 || serverPid == self) {
+            return new CpuMeter(() -> -1, () -> -1, IN_PROCESS);
+        }
+        return new CpuMeter(() -> cpuNanos(serverPid), () -> cpuNanos(self), "CPU time of the server process not readable");
+    }
+
+    Sample sample() {
+        return new Sample(server.getAsLong(), client.getAsLong(), System.nanoTime());
+    }
+
+    /** The CPU used since {@code start} (a {@link #sample()} of this meter). */
+    Used since(Sample start) {
+        return between(start, sample(), note);
+    }
+
+    static Used between(Sample start, Sample end, String note) {
+        long s = start.serverNanos() < 0 || end.serverNanos() < 0 ? -1 : end.serverNanos() - start.serverNanos();
+        long c = start.clientNanos() < 0 || end.clientNanos() < 0 ? -1 : end.clientNanos() - start.clientNanos();
+        return new Used(s, c, end.wallNanos() - start.wallNanos(), s < 0 || c < 0 ? note : null);
+    }
+
+    // ---------------------------------------------------------------- reading a process
+
+    /** Cumulative user + system CPU nanos of process {@code pid}; -1 when it is gone or cannot be read. */
+    static long cpuNanos(long pid) {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (Files.isReadable(stat)) {
+            try {
+                return ticks(Files.readString(stat, StandardCharsets.US_ASCII)) * nanosPerTick();
+            } catch (IOException | IllegalArgumentException e) {
+                return -1; // the process ended, or the line is not what Linux writes
+            }
+        }
+        return ProcessHandle.of(pid).flatMap(p -> p.info().totalCpuDuration()).map(d -> d.toNanos()).orElse(-1L);
+    }
+
+    /**
+     * utime + stime, in clock ticks, from one {@code /proc/<pid>/stat} line: {@code pid (comm) state
+     * ppid …}, where comm may itself hold spaces and parentheses, so fields are counted from the last
+     * {@code )}; utime and stime are the 12th and 13th after it.
+     */
+    static long ticks(String statLine) {
+        int close = statLine.lastIndexOf(')');
+        if (close < 0 || close + 2 > statLine.length()) {
+            throw new IllegalArgumentException("not a /proc/<pid>/stat line: " + statLine);
+        }
+        String[] f = statLine.substring(close + 2).trim().split(" +");
+        if (f.length < 13) {
+            throw new IllegalArgumentException("too few fields after comm in a /proc/<pid>/stat line: " + statLine);
+        }
+        try {
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("utime/stime not numbers in a /proc/<pid>/stat line: " + statLine, e);
+        }
+    }
+
+    /** Where the figures come from, for the run's header: the file and its tick, or the JDK's reading. */
+    static String source() {
+        return Files.isReadable(Path.of("/proc/self/stat"))
+                ? "user+system from /proc/<pid>/stat in " + nanosPerTick() / 1_000_000.0 + " ms ticks"
+                : "ProcessHandle.info().totalCpuDuration()";
+    }
+
+    /** The length of one CPU-time tick, from {@code getconf CLK_TCK} (asked once). */
+    static long nanosPerTick() {
+        return Tick.NANOS;
+    }
+
+    private static final class Tick {
+        static final long NANOS = TimeUnit.SECONDS.toNanos(1) / clockTicksPerSecond();
+
+        /** {@code getconf CLK_TCK}; 100, what Linux has exported to user space on every architecture, if it cannot be asked. */
+        private static long clockTicksPerSecond() {
+            try {
+                Process p = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+                if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+                    long hz = Long.parseLong(out);
+                    if (hz > 0) {
+                        return hz;
+                    }
+                }
+            } catch (IOException | NumberFormatException e) {
+                // no getconf: Linux's value below
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 100;
+        }
+    }
+
+    // ---------------------------------------------------------------- formatting
+
+    /** Three significant figures, at most three decimals: 240, 45.7, 9.70, 0.412; "—" for NaN. */
+    static String micros(double us) {
+        if (Double.isNaN(us)) {
+            return "—";
+        }
+        if (us >= 100) {
+            return String.format(Locale.ROOT, "%,.0f", us);
+        }
+        if (us >= 10) {
+            return String.format(Locale.ROOT, "%.1f", us);
+        }
+        if (us >= 1) {
+            return String.format(Locale.ROOT, "%.2f", us);
+        }
+        return String.format(Locale.ROOT, "%.3f", us);
+    }
+
+    /** {@code us} rounded for JSON to three decimals (nanosecond); NaN is left out by the caller. */
+    static double rounded(double us) {
+        return Math.round(us * 1000) / 1000.0;
+    }
+}

@@ -1,0 +1,106 @@
+package io.strand.tools;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/** {@link CpuMeter}: the {@code /proc/<pid>/stat} parser on canned lines, the per-unit arithmetic, and this JVM read for real. */
+class CpuMeterTest {
+    /** A real line's shape (kernel 6.x, 52 fields) with utime 1500 and stime 320, and a comm holding spaces and parentheses. */
+    private static final String STAT = "4711 (java (strand) main) S 4690 4711 4690 34817 4711 4194560 51234 0 3 0 1500 320 0 0 20 0 "
+            + "57 0 1243296 4133440512 98123 18446744073709551615 1 1 0 0 0 0 0 4096 16796879 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+    @Test
+    void ticksShouldSumUtimeAndStimeWhenCommHoldsSpacesAndParentheses() {
+        assertEquals(1820, CpuMeter.ticks(STAT));
+    }
+
+    @Test
+    void ticksShouldRefuseALineThatIsNotAProcStatLine() {
+        assertThrows(IllegalArgumentException.class, () -> CpuMeter.ticks("no parentheses here 1 2 3"));
+        assertThrows(IllegalArgumentException.class, () -> CpuMeter.ticks("4711 (java) S 1 2 3"));
+        assertThrows(IllegalArgumentException.class, () -> CpuMeter.ticks(STAT.replace(" 1500 320 ", " 1500 x ")));
+    }
+
+    @Test
+    void betweenShouldGiveMicrosPerUnitAndCoresWhenBothSidesWereRead() {
+        CpuMeter.Sample start = new CpuMeter.Sample(1_000_000_000L, 500_000_000L, 7_000_000_000L);
+        CpuMeter.Sample end = new CpuMeter.Sample(3_000_000_000L, 1_000_000_000L, 8_250_000_000L); // 2 s and 0.5 s of CPU in 1.25 s
+        CpuMeter.Used used = CpuMeter.between(start, end, "unused");
+        assertEquals(2_000_000_000L, used.serverNanos());
+        assertEquals(1_250_000_000L, used.wallNanos());
+        assertEquals(20.0, used.serverMicrosPer(100_000), 1e-9); // 2 s over 100,000 entries
+        assertEquals(5.0, used.clientMicrosPer(100_000), 1e-9);
+        assertEquals(1.6, used.serverCores(), 1e-9);
+        assertEquals(0.4, used.clientCores(), 1e-9);
+        assertNull(used.note());
+        assertTrue(Double.isNaN(used.serverMicrosPer(0)), "no units, no figure");
+    }
+
+    @Test
+    void betweenShouldBeUnknownWithTheNoteWhenAReadingFailed() {
+        CpuMeter.Used used = CpuMeter.between(new CpuMeter.Sample(-1, 10, 0), new CpuMeter.Sample(500, 30, 100), "server gone");
+        assertFalse(used.serverKnown());
+        assertTrue(used.clientKnown());
+        assertEquals(20, used.clientNanos());
+        assertEquals("server gone", used.note());
+        assertTrue(Double.isNaN(used.serverMicrosPer(10)));
+    }
+
+    @Test
+    void forServerShouldSayInProcessWhenTheServerIsThisJvm() {
+        for (long pid : new long[] {ProcessHandle.current().pid(), 0}) {
+            CpuMeter meter = CpuMeter.forServer(pid);
+            CpuMeter.Used used = meter.since(meter.sample());
+            assertFalse(used.serverKnown());
+            assertFalse(used.clientKnown(), "the client's figure would include the server's");
+            assertEquals(CpuMeter.IN_PROCESS, used.note());
+        }
+    }
+
+    @Test
+    void microsShouldKeepThreeSignificantFigures() {
+        assertEquals("1,235", CpuMeter.micros(1234.5));
+        assertEquals("240", CpuMeter.micros(240.4));
+        assertEquals("45.7", CpuMeter.micros(45.71));
+        assertEquals("9.70", CpuMeter.micros(9.7));
+        assertEquals("0.412", CpuMeter.micros(0.4123));
+        assertEquals("—", CpuMeter.micros(Double.NaN));
+        assertEquals(0.412, CpuMeter.rounded(0.41234));
+    }
+
+    @Test
+    void cpuNanosShouldAgreeWithTheJdkWhenReadingThisJvm() {
+        Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/self/stat")), "Linux /proc");
+        long self = ProcessHandle.current().pid();
+        long tick = CpuMeter.nanosPerTick();
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(10), tick, "CLK_TCK is 100 on Linux");
+        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long before = CpuMeter.cpuNanos(self);
+        long jdk = os.getProcessCpuTime();
+        long handle = ProcessHandle.current().info().totalCpuDuration().orElseThrow().toNanos();
+        long after = CpuMeter.cpuNanos(self);
+        assertTrue(before > 0, "a running JVM has used CPU: " + before);
+        assertTrue(before <= after, before + " then " + after);
+        // the JDK reads the same counters: equal to the tick, up to the CPU used between the readings
+        for (long other : new long[] {jdk, handle}) {
+            assertTrue(other >= before - 2 * tick && other <= after + 2 * tick, before + " ≤ " + other + " ≤ " + after);
+        }
+    }
+
+    @Test
+    void cpuNanosShouldBeUnknownWhenTheProcessHasExited() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(-1, CpuMeter.cpuNanos(p.pid()));
+    }
+}
