@@ -119,7 +119,7 @@ public final class DsHttp implements Handler {
     private String tailOffset(String ws, String path) {
         DsStream s = registry.find(ws, path);
         if (s == null || s.softDeleted || s.expired(System.currentTimeMillis())) {
-            return DsSubscriptions.ZERO;
+            return DsOffset.START.toString();
         }
         return DsOffset.after(head(s)).toString();
     }
@@ -215,7 +215,7 @@ public final class DsHttp implements Handler {
                 return true;
             }
             if (tail.size() < 2 || !tail.getFirst().equals("subscriptions") || tail.get(1).isEmpty()) {
-                throw new DsSubscriptions.Failure(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
+                throw new DsFailure(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
             }
             String id = decode(tail.get(1));
             List<String> action = tail.subList(2, tail.size());
@@ -252,9 +252,9 @@ public final class DsHttp implements Handler {
                 subscriptions.release(ws, root, id, wakeToken(req), jsonBody(req));
                 res.status(Status.NO_CONTENT_204).send();
             } else {
-                throw new DsSubscriptions.Failure(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
+                throw new DsFailure(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
             }
-        } catch (DsSubscriptions.Failure f) {
+        } catch (DsFailure f) {
             HttpIo.send(res, f.status, io.strand.core.Json.bytes(f.body()));
         }
         return true;
@@ -264,7 +264,7 @@ public final class DsHttp implements Handler {
     private static String wakeToken(ServerRequest req) {
         String v = header(req, HeaderNames.AUTHORIZATION);
         if (v == null || !v.startsWith("Bearer ")) {
-            throw new DsSubscriptions.Failure(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
+            throw new DsFailure(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
         }
         return v.substring(7);
     }
@@ -277,7 +277,7 @@ public final class DsHttp implements Handler {
         try {
             return io.strand.core.Json.parse(b);
         } catch (RuntimeException e) {
-            throw new DsSubscriptions.Failure(400, "INVALID_REQUEST", "Invalid JSON body");
+            throw new DsFailure(400, "INVALID_REQUEST", "Invalid JSON body");
         }
     }
 
