@@ -67,7 +67,7 @@ public final class ClusterPlacement implements Placement {
     /** Per shard (label {@code shard}): leader, term, commit index, apply lag, follower lag, leader changes. */
     private void registerShardMetrics() {
         metrics.counter("strand.cluster.local.reads", "Reads served from the local copy because no read index came in time "
-                + "(a shard without a leader)", localOnlyReads::get);
+                + "and no majority of the shard's replicas was reachable", localOnlyReads::get);
         for (int k = 0; k < spec.shards(); k++) {
             int shard = k;
             java.util.function.Function<java.util.function.ToLongFunction<ShardMetrics>, java.util.function.Supplier<Number>> read =
@@ -148,39 +148,47 @@ public final class ClusterPlacement implements Placement {
 
     /**
      * Waits for a read index from the shard's leader and for this replica to apply through it. If
-     * that takes more than {@link #READ_BARRIER_MILLIS} and this replica knows no leader (a majority
-     * of the shard's replicas down or cut off), the read is served from the local copy as it is:
-     * reads of local data keep working while writes are refused, and such a read can miss only writes
-     * acknowledged in the moments before the majority was lost that this replica had not received
-     * yet. While the shard has a leader, a replica that is merely behind (restarted, catching up)
-     * never serves its stale copy: the read waits for the barrier up to {@link #TIMEOUT_MILLIS} and
-     * is answered {@code 503 unavailable} (retryable) if it does not come.
+     * that takes more than {@link #READ_BARRIER_MILLIS} and this node cannot reach a majority of the
+     * shard's replicas (the majority is down, or this node is cut off), the read is served from the
+     * local copy as it is: reads of local data keep working while writes are refused, and such a read
+     * can miss only writes acknowledged in the moments before the majority was lost that this replica
+     * had not received yet. While a majority is reachable the replica is merely behind (restarted,
+     * catching up, not fed by the leader, or an election is running) and never serves its stale copy:
+     * the read waits for the barrier up to {@link #TIMEOUT_MILLIS} and is answered {@code 503
+     * unavailable} (retryable) if it does not come.
      */
     @Override
     public void awaitCaughtUp(String ws) {
         int shard = spec.shardOf(ws);
-        boolean current = awaitBarrier(node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS,
-                () -> ShardMetrics.of(node, shard).map(m -> m.leaderId() != null).orElse(false), shard);
+        boolean current = awaitBarrier(node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS, () -> majorityReachable(shard), shard);
         if (!current) {
             localOnlyReads.incrementAndGet();
         }
     }
 
+    /** True when this node reaches (TCP connect to the Raft port within 300 ms) a majority of the shard's replicas, itself included. */
+    private boolean majorityReachable(int shard) {
+        io.strand.cluster.ClusterStatus status = node.status();
+        List<String> replicas = status.shard(shard).replicas();
+        long up = status.nodes().stream().filter(n -> n.up() && replicas.contains(n.id())).count();
+        return up > replicas.size() / 2;
+    }
+
     /**
      * The read policy of {@link #awaitCaughtUp}: true once {@code barrier} completed; false (serve the
-     * local copy) when it has not within {@code localAfterMillis}, or failed, while {@code leaderKnown}
-     * says the shard has no leader; {@code 503 unavailable} when the shard has a leader and the barrier
-     * does not complete within {@code maxMillis} in all.
+     * local copy) when it has not within {@code localAfterMillis}, or failed, while {@code shardAlive}
+     * says the shard is down from here (no majority reachable); {@code 503 unavailable} when the shard
+     * is alive and the barrier does not complete within {@code maxMillis} in all.
      */
     static boolean awaitBarrier(java.util.concurrent.CompletableFuture<Void> barrier, long localAfterMillis, long maxMillis,
-                                java.util.function.BooleanSupplier leaderKnown, int shard) {
+                                java.util.function.BooleanSupplier shardAlive, int shard) {
         long start = System.nanoTime();
         try {
             try {
                 barrier.get(localAfterMillis, TimeUnit.MILLISECONDS);
                 return true;
             } catch (TimeoutException | ExecutionException e) {
-                if (!leaderKnown.getAsBoolean()) {
+                if (!shardAlive.getAsBoolean()) {
                     return false;
                 }
             }
@@ -189,8 +197,8 @@ public final class ClusterPlacement implements Placement {
                 barrier.get(Math.max(1, left), TimeUnit.MILLISECONDS);
                 return true;
             } catch (TimeoutException | ExecutionException e) {
-                if (!leaderKnown.getAsBoolean()) {
-                    return false; // the leader went away meanwhile: the majority is lost, serve what is here
+                if (!shardAlive.getAsBoolean()) {
+                    return false; // the shard went down meanwhile: serve what is here
                 }
                 throw unavailable(shard, "this replica has not caught up with the leader within " + maxMillis + " ms ("
                         + (e instanceof ExecutionException ? e.getCause() : "still waiting") + ")");

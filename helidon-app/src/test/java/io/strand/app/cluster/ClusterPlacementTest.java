@@ -14,9 +14,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The read policy of a cluster node ({@link ClusterPlacement#awaitBarrier}): a replica serves its
- * local copy without a read index only when the shard has no leader; a replica that is merely behind
- * a live leader waits for the barrier or answers 503, never a stale read (found by ClusterIT and
- * ClusterFailoverIT: a node catching up after its start served reads missing acknowledged appends).
+ * local copy without a read index only when the shard is down from where it stands (no majority of
+ * its replicas reachable); a replica that is merely behind waits for the barrier or answers 503,
+ * never a stale read (found by ClusterIT and ClusterFailoverIT: a node catching up after its start,
+ * or not fed by its leader, served reads missing acknowledged appends).
  */
 class ClusterPlacementTest {
     @Test
@@ -25,7 +26,7 @@ class ClusterPlacementTest {
     }
 
     @Test
-    void awaitBarrierShouldServeTheLocalCopyWhenNoLeaderIsKnown() {
+    void awaitBarrierShouldServeTheLocalCopyWhenTheShardIsDown() {
         long start = System.nanoTime();
         assertFalse(ClusterPlacement.awaitBarrier(new CompletableFuture<>(), 50, 5_000, () -> false, 0));
         long ms = (System.nanoTime() - start) / 1_000_000;
@@ -33,7 +34,7 @@ class ClusterPlacementTest {
     }
 
     @Test
-    void awaitBarrierShouldWaitPastTheShortWaitWhileTheShardHasALeader() {
+    void awaitBarrierShouldWaitPastTheShortWaitWhileTheShardIsAlive() {
         CompletableFuture<Void> barrier = new CompletableFuture<>();
         CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS).execute(() -> barrier.complete(null));
         // true only once the barrier completed: the short wait (50 ms) did not turn into a local read
@@ -41,7 +42,7 @@ class ClusterPlacementTest {
     }
 
     @Test
-    void awaitBarrierShouldAnswerUnavailableWhenALeaderIsKnownAndTheReplicaNeverCatchesUp() {
+    void awaitBarrierShouldAnswerUnavailableWhenTheShardIsAliveAndTheReplicaNeverCatchesUp() {
         StrandException e = assertThrows(StrandException.class,
                 () -> ClusterPlacement.awaitBarrier(new CompletableFuture<>(), 50, 200, () -> true, 3));
         assertEquals(ErrorCode.UNAVAILABLE, e.code());
@@ -50,14 +51,14 @@ class ClusterPlacementTest {
     }
 
     @Test
-    void awaitBarrierShouldAnswerUnavailableWhenTheBarrierFailsWhileALeaderIsKnown() {
+    void awaitBarrierShouldAnswerUnavailableWhenTheBarrierFailsWhileTheShardIsAlive() {
         CompletableFuture<Void> failed = CompletableFuture.failedFuture(new IllegalStateException("replica closed"));
         StrandException e = assertThrows(StrandException.class, () -> ClusterPlacement.awaitBarrier(failed, 50, 200, () -> true, 0));
         assertEquals(ErrorCode.UNAVAILABLE, e.code());
     }
 
     @Test
-    void awaitBarrierShouldServeTheLocalCopyWhenTheLeaderGoesAwayWhileWaiting() {
+    void awaitBarrierShouldServeTheLocalCopyWhenTheShardGoesDownWhileWaiting() {
         AtomicInteger asked = new AtomicInteger();
         assertFalse(ClusterPlacement.awaitBarrier(new CompletableFuture<>(), 50, 200, () -> asked.incrementAndGet() == 1, 0));
         assertEquals(2, asked.get(), "asked again once the long wait ended");
