@@ -184,12 +184,12 @@ final class FailoverLoad implements AutoCloseable {
                     acked(sent);
                     break;
                 }
-                retries.incrementAndGet(); // through another live node, same producer fields
-                avoid = node;
-                if (!running.get() && nodes.up().size() < 2) {
+                if (!running.get()) {
                     inDoubtAppends.add(id); // stopped with this seq unanswered: it may or may not be in the log
                     return;
                 }
+                retries.incrementAndGet(); // through another live node, same producer fields
+                avoid = node;
             }
             pace(r);
         }
