@@ -451,7 +451,9 @@ public final class ColdLog {
      */
     public void deleteManifest() {
         guard(() -> {
-            fence(snapshot().manifest(), "delete the manifest");
+            if (mayWrite("delete the manifest") > 0) {
+                fence(refresh(), "delete the manifest"); // a single node (term 0) deletes without a read first, as before
+            }
             store.delete(manifestKey);
             snapshot.set(new ManifestStore.Snapshot(Manifest.empty(ws, log), null));
             return null;
