@@ -97,7 +97,7 @@ public final class StrandServer implements AutoCloseable {
      * system when not null (tests simulate a full disk where a small file system cannot be mounted).
      */
     public StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace) {
-        this(config, authenticator, freeSpace, null);
+        this(config, placement -> authenticator, freeSpace, null);
     }
 
     /**
@@ -106,6 +106,15 @@ public final class StrandServer implements AutoCloseable {
      * takes it over. What {@code strand serve} runs.
      */
     public static StrandServer recovering(ServerConfig config, Authenticator authenticator) {
+        return recoveringWith(config, placement -> authenticator);
+    }
+
+    /**
+     * As {@link #recovering(ServerConfig, Authenticator)}, the authenticator made over the node's
+     * placement once the stores are open (a cluster node's auth state is in its {@code _system}
+     * shard); the server closes it before the stores.
+     */
+    public static StrandServer recoveringWith(ServerConfig config, java.util.function.Function<Placement, Authenticator> authenticator) {
         RecoveryListener listener = RecoveryListener.start(config.host(), config.port());
         try {
             return new StrandServer(config, authenticator, null, listener);
@@ -115,10 +124,10 @@ public final class StrandServer implements AutoCloseable {
         }
     }
 
-    private StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace, RecoveryListener recovering) {
+    private StrandServer(ServerConfig config, java.util.function.Function<Placement, Authenticator> authFor,
+            DiskSpace.FreeSpace freeSpace, RecoveryListener recovering) {
         this.recovering = recovering;
         this.config = config;
-        this.authenticator = authenticator;
         if (config.cluster() != null) {
             // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node); retention
             // and Durable Streams are single-node features for now (they keep node-local state that is not
@@ -157,6 +166,7 @@ public final class StrandServer implements AutoCloseable {
             singleNodeMetrics();
         }
         coldMetrics();
+        this.authenticator = authFor.apply(placement);
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         this.audit = new AuditLog(placement);
         long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();
@@ -186,6 +196,9 @@ public final class StrandServer implements AutoCloseable {
                 new ConcurrentHashMap<>());
         this.sockets = socketContext.sockets();
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
+        if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
+            jwt.onRevoked(sockets::sweepSoon); // a revocation made on another node reaches this one's sockets at once
+        }
         this.guard = new ConnectionGuard(config.headerTimeout(), config.bodyTimeout(), config.maxConnections(),
                 config.maxConnectionsPerIp());
         metrics.gauge("strand.http.connections", "Open connections (HTTP and WebSocket); refused past --max-connections",
@@ -220,7 +233,8 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(placement, disk, replayed, replayMillis), MetricsObserver.builder()
+                .addFeature(ObserveFeature.just(health(placement, disk, replayed, replayMillis, cluster != null
+                        && authenticator instanceof JwtAuthenticator jwt ? jwt::keyed : null), MetricsObserver.builder()
                         .metricsConfig(StrandMetrics.metricsConfig()).build()))
                 .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
@@ -269,10 +283,18 @@ public final class StrandServer implements AutoCloseable {
      * system, DOWN below the {@code --min-free-disk} reserve, when writes get {@code 507}. That one is
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
      * turns UP again by itself once space is freed. The {@code agents} liveness check lists every
-     * background job ({@link AgentsHealth}).
+     * background job ({@link AgentsHealth}). A cluster node with auth has an {@code auth} readiness
+     * check, DOWN until it has loaded the cluster's signing key ({@code authKeyed}, null elsewhere).
      */
-    private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis) {
-        return HealthObserver.builder()
+    private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis,
+            java.util.function.BooleanSupplier authKeyed) {
+        var builder = HealthObserver.builder();
+        if (authKeyed != null) {
+            builder.addCheck(() -> io.helidon.health.HealthCheckResponse.builder().status(authKeyed.getAsBoolean())
+                    .detail("signingKey", authKeyed.getAsBoolean() ? "loaded" : "waiting for the _system shard").build(),
+                    io.helidon.health.HealthCheckType.READINESS, "auth");
+        }
+        return builder
                 .details(true)
                 .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
                 .addCheck(io.helidon.health.checks.HealthChecks.deadlockCheck())
@@ -302,6 +324,9 @@ public final class StrandServer implements AutoCloseable {
                     return response.build();
                 }, io.helidon.health.HealthCheckType.LIVENESS, "writers")
                 .addCheck(new AgentsHealth())
+                .addCheck(placement instanceof ClusterPlacement cluster ? cluster::health
+                        : () -> io.helidon.health.HealthCheckResponse.builder().status(true).detail("mode", "single node").build(),
+                        io.helidon.health.HealthCheckType.READINESS, "cluster")
                 .build();
     }
 
@@ -376,6 +401,11 @@ public final class StrandServer implements AutoCloseable {
         return config;
     }
 
+    /** Who checks this server's tokens. */
+    public Authenticator authenticator() {
+        return authenticator;
+    }
+
     /** Stops accepting, then flushes and closes every queue and map. */
     @Override
     public void close() {
@@ -388,6 +418,9 @@ public final class StrandServer implements AutoCloseable {
         if (dsHttp != null) {
             dsHttp.close();
             retention.close();
+        }
+        if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
+            jwt.close(); // its follower reads the _system shard's stores
         }
         placement.close();
         try {

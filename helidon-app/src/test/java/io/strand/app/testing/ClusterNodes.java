@@ -21,11 +21,19 @@ public final class ClusterNodes implements AutoCloseable {
     private final Map<String, Integer> raftPorts = new LinkedHashMap<>();
     private final Map<String, ServerProcess> running = new LinkedHashMap<>();
     private final int shards;
+    private final boolean auth;
 
+    /** Nodes started with {@code --auth false}. */
     public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs) throws IOException {
+        this(dir, nodes, shards, extraArgs, false);
+    }
+
+    /** Nodes with signed tokens when {@code auth} (each writes the cluster's root token to {@code DATA/root.token}). */
+    public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, boolean auth) throws IOException {
         this.dir = dir;
         this.shards = shards;
         this.extraArgs = extraArgs;
+        this.auth = auth;
         for (int i = 1; i <= nodes; i++) {
             raftPorts.put("n" + i, freePort());
         }
@@ -70,7 +78,7 @@ public final class ClusterNodes implements AutoCloseable {
 
     /** Starts node {@code id} with {@code memberList} as its {@code --cluster} (a replacement node knows the new list). */
     public synchronized ServerProcess start(String id, String memberList) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--auth", "false", "--node-id", id, "--cluster", memberList,
+        List<String> args = new ArrayList<>(List.of("--auth", String.valueOf(auth), "--node-id", id, "--cluster", memberList,
                 "--shards", String.valueOf(shards)));
         args.addAll(extraArgs);
         ServerProcess p = ServerProcess.start(dataDir(id), args, List.of("-Xmx256m"));
