@@ -26,6 +26,11 @@ final class LocalCluster implements AutoCloseable {
     static final Duration LEADERS_TIMEOUT = Duration.ofSeconds(120);
     /** After that, how long to give leadership to settle on each shard's preferred replica (Ratis priorities). */
     static final Duration PREFERRED_GRACE = Duration.ofSeconds(20);
+    /**
+     * How long one node may take to listen: it opens a store set and a Raft group per shard it holds;
+     * with 8 shards on a 2-core machine that other builds were loading, one took over 2 minutes.
+     */
+    static final Duration START_TIMEOUT = Duration.ofMinutes(5);
     private static final Duration POLL = Duration.ofMillis(100);
 
     private final Path root;
@@ -81,7 +86,11 @@ final class LocalCluster implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("--auth", "false", "--node-id", id, "--cluster", members(),
                 "--shards", Integer.toString(shards)));
         args.addAll(serverArgs);
-        running.put(id, ServerProcess.start(dataDir(id), args, jvmOptions));
+        try {
+            running.put(id, ServerProcess.start(dataDir(id), args, jvmOptions, START_TIMEOUT));
+        } catch (IOException e) {
+            throw new IOException("cluster node " + id + ": " + e.getMessage(), e);
+        }
     }
 
     Path dataDir(String id) {
