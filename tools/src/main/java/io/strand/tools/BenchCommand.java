@@ -133,8 +133,11 @@ final class BenchCommand implements Callable<Integer> {
         try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), serverJvmOptions())) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
             LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
+            double singleIdleCores = Double.NaN;
             if (clusterSettings != null) {
-                System.out.println("single-node pass: one server (durability " + durability + "), then the cluster pass");
+                singleIdleCores = CpuMeter.forServer(server.process.pid()).idle(ClusterBench.idleWindow(quick)).serverCores();
+                System.out.printf(java.util.Locale.ROOT, "single-node pass: one server (durability %s; idle, it keeps %.2f cores busy),"
+                        + " then the cluster pass%n", durability, singleIdleCores);
             }
             System.out.println("cpu: the server's (child JVM, pid " + server.process.pid() + ") and this client JVM's over each"
                     + " timed window, per counted unit (op, entry, attempt, commit); " + CpuMeter.source());
@@ -152,6 +155,9 @@ final class BenchCommand implements Callable<Integer> {
             if (clusterSettings != null) {
                 clusterDoc = ClusterBench.run(clusterSettings, chosen, all, durability, quick, warmup, clusterData, results,
                         clusterJvmOptions());
+                if (!Double.isNaN(singleIdleCores)) {
+                    clusterDoc.put("singleIdleServerCores", Math.round(singleIdleCores * 100) / 100.0);
+                }
             }
         } finally {
             deleteTree(data);

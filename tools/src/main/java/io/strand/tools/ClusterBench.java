@@ -27,6 +27,11 @@ final class ClusterBench {
     static final List<String> DEFAULT_SCENARIOS = List.of("append-serial", "append-concurrent", "append-batched", "replay-100k",
             "incr-contended", "live-tail");
 
+    /** How long each pass's server is watched idle before its first scenario ({@link CpuMeter#idle}). */
+    static java.time.Duration idleWindow(boolean quick) {
+        return java.time.Duration.ofSeconds(quick ? 2 : 5);
+    }
+
     /** Where the clients' sockets go: the node that leads the bench workspace's shard, or one that follows it. */
     enum Client { leader, follower }
 
@@ -93,6 +98,12 @@ final class ClusterBench {
             System.out.printf(java.util.Locale.ROOT, "cluster: leaders on all %d shards after %.1f s%s; clients on %s%n", settings.shards(),
                     leaders.electedSeconds(), leaders.preferred() ? "" : " (not all on their preferred replica)", clients);
             CpuMeter cpu = CpuMeter.forServers(cluster.pids());
+            CpuMeter.Used idle = cpu.idle(idleWindow(quick));
+            if (idle.serverKnown()) {
+                doc.put("idleServerCores", Math.round(idle.serverCores() * 100) / 100.0);
+                System.out.printf(java.util.Locale.ROOT, "cluster: idle, the %d nodes keep %.2f cores busy (heartbeats of %d Raft groups"
+                        + " per node; the CPU per unit below includes it)%n", settings.nodes(), idle.serverCores(), settings.shards());
+            }
             LogBenchmarks bench = new LogBenchmarks(cluster.socketUrl(via, WORKSPACE), null, durability, 0, cpu, quick, warmup);
             ArrayNode results = doc.putArray("results");
             for (String name : chosen) {

@@ -91,9 +91,13 @@ final class ClusterComparison {
      * CPU column sums, from the run's {@code cluster} object.
      */
     static String header(JsonNode cluster) {
-        return String.format(Locale.ROOT, "cluster vs single node: %d nodes, %d shards x %d replicas; clients on %s; cluster CPU = %s",
+        String idle = cluster.has("idleServerCores") ? String.format(Locale.ROOT, "; idle, the servers keep %s cores busy (single node)"
+                        + " and %.2f (cluster)", cluster.has("singleIdleServerCores")
+                        ? String.format(Locale.ROOT, "%.2f", cluster.path("singleIdleServerCores").asDouble()) : "?",
+                cluster.path("idleServerCores").asDouble()) : "";
+        return String.format(Locale.ROOT, "cluster vs single node: %d nodes, %d shards x %d replicas; clients on %s; cluster CPU = %s%s",
                 cluster.path("nodes").asInt(), cluster.path("shards").asInt(), cluster.path("replicas").asInt(),
-                cluster.path("clients").asText("?"), cluster.path("cpuIs").asText("?"));
+                cluster.path("clients").asText("?"), cluster.path("cpuIs").asText("?"), idle);
     }
 
     /** The comparison as a text table (header line, columns, goal and failover lines), for the end of the run. */

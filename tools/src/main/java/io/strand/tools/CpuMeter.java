@@ -137,6 +137,16 @@ final class CpuMeter {
         return new Sample(server.getAsLong(), client.getAsLong(), System.nanoTime());
     }
 
+    /**
+     * The CPU used over {@code window} while nothing is asked of the server: its floor (heartbeats,
+     * timers), which every row's CPU per unit includes in proportion to the row's length.
+     */
+    Used idle(java.time.Duration window) throws InterruptedException {
+        Sample start = sample();
+        Thread.sleep(window.toMillis()); // the measured window itself, not a wait for something
+        return since(start);
+    }
+
     /** The CPU used since {@code start} (a {@link #sample()} of this meter). */
     Used since(Sample start) {
         return between(start, sample(), note);

@@ -44,6 +44,7 @@ class ClusterBenchIT {
         assertEquals(3, cluster.path("replicas").asInt());
         assertEquals("leader", cluster.path("clientRole").asText());
         assertEquals(cluster.path("leaderAtStart").asText(), cluster.path("clientNode").asText());
+        assertTrue(cluster.path("idleServerCores").asDouble() >= 0 && cluster.has("singleIdleServerCores"), "idle CPU of both: " + cluster);
         JsonNode row = cluster.path("results").get(0);
         assertEquals("append batched", row.path("scenario").asText());
         assertEquals(50_000, row.path("n").asLong(), "500 batches of 100 entries, every one acknowledged");

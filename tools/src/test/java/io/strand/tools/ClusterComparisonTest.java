@@ -122,7 +122,8 @@ class ClusterComparisonTest {
         ArrayNode comparison = ClusterComparison.rows(single(), results);
         ObjectNode doc = Json.MAPPER.createObjectNode().put("nodes", 3).put("shards", 8).put("replicas", 3)
                 .put("clients", "one node, n2, which led shard 5 (workspace bench) at the start")
-                .put("cpuIs", "user+system of the 3 server JVMs summed; client = this JVM");
+                .put("cpuIs", "user+system of the 3 server JVMs summed; client = this JVM")
+                .put("idleServerCores", 0.85).put("singleIdleServerCores", 0.02);
         doc.set("results", results);
         doc.set("comparison", comparison);
         doc.set("goal", ClusterComparison.goal(comparison));
@@ -136,6 +137,7 @@ class ClusterComparisonTest {
         System.out.println(text);
         assertTrue(text.startsWith("cluster vs single node: 3 nodes, 8 shards x 3 replicas; clients on one node, n2, which led shard 5"),
                 text);
+        assertTrue(text.contains("client = this JVM; idle, the servers keep 0.02 cores busy (single node) and 0.85 (cluster)\n"), text);
         assertTrue(text.matches("(?s).*append serial \\(1 in flight\\) +2,000 ops/s +500 ops/s +0\\.25 +100 +250 +2\\.50 .*"), text);
         assertTrue(text.matches("(?s).*append batched \\(4 in flight\\) +100,000 entries/s +60,000 entries/s +0\\.60 .*"), text);
         assertTrue(text.matches("(?s).*incr contended \\(16 in flight\\) .* +50\\.0 +— +— .*"), text);
