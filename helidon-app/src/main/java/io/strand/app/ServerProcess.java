@@ -30,10 +30,19 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Starts the server on {@code data} with {@code extraArgs}, JVM options {@code jvmProps}, and waits until it listens. */
     public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps) throws IOException {
+        return start(data, extraArgs, jvmProps, START_TIMEOUT);
+    }
+
+    /**
+     * As {@link #start(Path, List, List)}, waiting up to {@code startTimeout} for it to listen (a
+     * cluster node opening a store set and a Raft group per shard while its peers start beside it).
+     */
+    public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps, Duration startTimeout)
+            throws IOException {
         ChildJvm jvm = ChildJvm.java(Main.class.getName()).heap("512m").jvmArgs(jvmProps)
                 .args("--port", "0", "--data", data.toString()).args(extraArgs).start();
         try {
-            return new ServerProcess(jvm, jvm.awaitLine(LISTENING, START_TIMEOUT).trim());
+            return new ServerProcess(jvm, jvm.awaitLine(LISTENING, startTimeout).trim());
         } catch (IOException e) {
             throw new IOException("child server did not start: " + e.getMessage(), e);
         }
