@@ -6,7 +6,6 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -126,9 +125,5 @@ final class ClusterStatusReader {
         } catch (IOException e) {
             return false;
         }
-    }
-
-    static Optional<String> leaderOf(ClusterStatus status, int k) {
-        return Optional.ofNullable(status.shard(k).leader());
     }
 }

@@ -60,13 +60,7 @@ final class Membership {
             RaftGroupId gid = RaftGroupId.valueOf(ClusterSpec.groupId(k));
             addEmptyGroupOn(added, gid, conf);
             long started = System.nanoTime();
-            try (RaftClient c = changeClient(RaftGroup.valueOf(gid, conf))) {
-                RaftClientReply reply = c.admin().setConfiguration(next);
-                if (!reply.isSuccess()) {
-                    throw new IOException("shard " + k + ": configuration change to " + RaftNode.ids(next)
-                            + " failed: " + reply.getException());
-                }
-            }
+            setConfiguration(k, RaftGroup.valueOf(gid, conf), next);
             LOG.log(System.Logger.Level.INFO, "shard " + k + ": replica moved " + oldId + " -> " + newId + " in "
                     + (System.nanoTime() - started) / 1_000_000 + " ms; peers now " + RaftNode.ids(next));
             node.learnedPeers(k, next);
@@ -74,6 +68,38 @@ final class Membership {
             moved.add(k);
         }
         return moved;
+    }
+
+    /**
+     * Asks the shard's leader to commit {@code next}. Ratis answers some transient states with an error
+     * the blocking client does not retry (leader stepping down, a change still in progress, a leader not
+     * ready yet): those are retried with a fresh client until {@link #CHANGE_TIMEOUT}. A change Ratis
+     * already committed answers success, so a retry after a lost reply is harmless.
+     */
+    private void setConfiguration(int k, RaftGroup current, List<RaftPeer> next) throws IOException {
+        long deadline = System.nanoTime() + CHANGE_TIMEOUT.toNanos();
+        while (true) {
+            IOException failure;
+            try (RaftClient c = changeClient(current)) {
+                RaftClientReply reply = c.admin().setConfiguration(next);
+                if (reply.isSuccess()) {
+                    return;
+                }
+                failure = reply.getException() != null ? reply.getException() : new IOException("not successful: " + reply);
+            } catch (IOException e) {
+                failure = e;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("shard " + k + ": configuration change to " + RaftNode.ids(next) + " failed", failure);
+            }
+            LOG.log(System.Logger.Level.INFO, "shard " + k + ": configuration change not done yet, retrying: " + failure);
+            try {
+                Thread.sleep(100); // back-off between tries of a blocking admin call
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while changing shard " + k, e);
+            }
+        }
     }
 
     /** Shard {@code k}'s configuration: the local replica's, else what a reachable replica says. */

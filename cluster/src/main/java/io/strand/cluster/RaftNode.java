@@ -1,7 +1,5 @@
 package io.strand.cluster;
 
-import io.strand.core.ErrorCode;
-import io.strand.core.StrandException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,14 +10,13 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -44,7 +41,6 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
  */
 public final class RaftNode implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("strand.cluster");
-    private static final Message BARRIER = Message.valueOf("strand-read-barrier");
 
     private final ClusterSpec spec;
     private final ShardEngineFactory factory;
@@ -58,6 +54,9 @@ public final class RaftNode implements AutoCloseable {
     private final ClientId adminClientId = ClientId.randomId();
     private final AtomicLong adminCallId = new AtomicLong();
     private final ShardProposer proposer;
+    private final ReadBarrier readBarrier;
+    /** Deadlines and retries of proposals and read barriers, on one daemon thread of this node. */
+    private final ScheduledExecutorService timers;
 
     private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
         this.spec = spec;
@@ -66,12 +65,18 @@ public final class RaftNode implements AutoCloseable {
             shardOfGroup.put(ClusterSpec.groupId(k), k);
         }
         this.clientProperties = RatisConfig.client(spec);
+        this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "strand-cluster-timer-" + spec.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
         this.server = RaftServer.newBuilder()
                 .setServerId(RaftPeerId.valueOf(spec.nodeId()))
                 .setProperties(RatisConfig.server(spec))
                 .setStateMachineRegistry(this::newStateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
+        this.readBarrier = new ReadBarrier(this, timers);
         this.proposer = new ShardProposer(spec.shards(), new ShardProposer.Clients() {
             @Override
             public RaftClient get(int shard) {
@@ -82,7 +87,7 @@ public final class RaftNode implements AutoCloseable {
             public void failed(int shard, RaftClient client) {
                 clientFailed(shard, client);
             }
-        }, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT);
+        }, timers, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT);
     }
 
     /** Starts the Raft server and creates the shard groups this node should have and storage lacks. */
@@ -122,13 +127,43 @@ public final class RaftNode implements AutoCloseable {
             if (!present.contains(group.getGroupId())) {
                 LOG.log(System.Logger.Level.INFO, "node " + spec.nodeId() + ": creating shard " + k + " replica "
                         + group.getPeers());
-                RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(adminClientId,
-                        server.getId(), adminCallId.incrementAndGet(), group, true));
-                if (!reply.isSuccess()) {
-                    throw new IOException("node " + spec.nodeId() + " could not create shard " + k + ": " + reply.getException());
-                }
+                addGroup(k, group);
             }
         }
+    }
+
+    /**
+     * Adds a group to the running server. Retried: when the node rejoins with an emptied data directory
+     * the shard's leader contacts the new replica at once, and Ratis 3.3.0 can lose the race between
+     * starting the division and the leader's first request ({@code IllegalStateException: previous !=
+     * null} in {@code RoleInfo.startFollowerState}); the add then fails and a second one succeeds.
+     */
+    private void addGroup(int k, RaftGroup group) throws IOException {
+        IOException last = null;
+        for (int attempt = 1; attempt <= 5; attempt++) {
+            try {
+                RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(adminClientId,
+                        server.getId(), adminCallId.incrementAndGet(), group, true));
+                if (reply.isSuccess()) {
+                    return;
+                }
+                last = new IOException(String.valueOf(reply.getException()));
+            } catch (IOException e) {
+                last = e;
+            }
+            if (division(k).map(d -> d.getInfo().isAlive()).orElse(false)) {
+                return; // added after all (the failure came after the division started)
+            }
+            LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": creating shard " + k + " failed (try "
+                    + attempt + " of 5), retrying: " + last);
+            try {
+                Thread.sleep(200L * attempt); // back-off between tries of a start-up step
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while creating shard " + k, e);
+            }
+        }
+        throw new IOException("node " + spec.nodeId() + " could not create shard " + k, last);
     }
 
     /** Shard {@code k}'s group as placement gives it: preferred leader first with a higher priority. */
@@ -176,7 +211,7 @@ public final class RaftNode implements AutoCloseable {
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
     void clientFailed(int shard, RaftClient broken) {
         if (clients.remove(shard, broken)) {
-            closeQuietly(broken);
+            Thread.ofVirtual().name("strand-client-close").start(() -> closeQuietly(broken)); // waits for its channels
         }
     }
 
@@ -212,46 +247,17 @@ public final class RaftNode implements AutoCloseable {
 
     /**
      * Completes once this node's replica of {@code shard} has applied (and its engine shows the effects
-     * of) every entry committed before the call: a ReadIndex confirmed by the shard's leader
-     * (LINEARIZABLE), served by the local Raft server. Fails with {@code unavailable} (503, retryable)
-     * within the request timeout when no leader answers, and at once when this node holds no replica.
+     * of) every entry committed before the call; {@code unavailable} (503, retryable) within the request
+     * timeout when no leader answers, and a failure at once when this node holds no replica. See
+     * {@link ReadBarrier}.
      */
     public CompletableFuture<Void> readBarrier(int shard) {
-        spec.checkShard(shard);
-        if (!hosts(shard)) {
-            return CompletableFuture.failedFuture(new StrandException(ErrorCode.INTERNAL, "node " + spec.nodeId()
-                    + " holds no replica of shard " + shard + "; read it on one of " + ids(peersOf(shard))));
-        }
-        long deadline = System.nanoTime() + spec.requestTimeout().toNanos();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        tryBarrier(shard, deadline, done);
-        return done;
+        return readBarrier.await(shard);
     }
 
-    /**
-     * One ReadIndex try; a failure (no leader known yet, leader just changed) is retried every 50 ms
-     * until the deadline, then answered {@code unavailable}.
-     */
-    private void tryBarrier(int shard, long deadline, CompletableFuture<Void> done) {
-        long left = deadline - System.nanoTime();
-        CompletableFuture<RaftClientReply> attempt;
-        RaftClient c = client(shard);
-        try {
-            attempt = c.async().sendReadOnlyUnordered(BARRIER, server.getId());
-        } catch (RuntimeException e) {
-            attempt = CompletableFuture.failedFuture(e);
-        }
-        attempt.orTimeout(Math.max(1, left / 1_000_000), TimeUnit.MILLISECONDS).whenComplete((reply, e) -> {
-            Throwable cause = e != null ? ShardProposer.unwrap(e) : reply.isSuccess() ? null : reply.getException();
-            if (cause == null) {
-                done.complete(null);
-            } else if (deadline - System.nanoTime() > 60_000_000L && !(cause instanceof TimeoutException)) {
-                CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS).execute(() -> tryBarrier(shard, deadline, done));
-            } else {
-                done.completeExceptionally(ShardProposer.unavailable(shard, cause instanceof TimeoutException
-                        ? "no read index within " + spec.requestTimeout().toMillis() + " ms" : String.valueOf(cause)));
-            }
-        });
+    /** No-op entries proposed by read barriers that waited too long for a ReadIndex (see {@link ReadBarrier}). */
+    public long barrierNudges() {
+        return readBarrier.nudges();
     }
 
     /** True when this node holds a live replica of {@code shard}. */
@@ -330,9 +336,39 @@ public final class RaftNode implements AutoCloseable {
         }
     }
 
+    /**
+     * Test stand-in for kill -9: closes the Raft port (every inbound connection drops, as when the
+     * process dies) and stops every replica, all on their own threads at once. A plain {@link #close} keeps the
+     * port answering while the replicas shut down one by one; closing only the port keeps a leader's
+     * outbound heartbeats going for seconds. Neither is what peers see of a dead process.
+     */
+    void halt() {
+        List<CompletableFuture<Void>> dying = new ArrayList<>();
+        java.util.concurrent.Executor threads = r -> Thread.ofVirtual().start(r);
+        dying.add(CompletableFuture.runAsync(() -> {
+            try {
+                server.getServerRpc().close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": Raft port close failed: " + e);
+            }
+        }, threads));
+        for (RaftGroupId gid : server.getGroupIds()) { // every replica at once, as a process dies
+            dying.add(CompletableFuture.runAsync(() -> {
+                try {
+                    server.getDivision(gid).close();
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "node " + spec.nodeId() + ": " + gid + " already gone: " + e);
+                }
+            }, threads));
+        }
+        dying.forEach(CompletableFuture::join);
+        close();
+    }
+
     /** Stops the Raft server (each replica stops after applying what it has committed) and the clients. */
     @Override
     public void close() {
+        timers.shutdownNow();
         clients.values().forEach(RaftNode::closeQuietly);
         clients.clear();
         try {

@@ -75,10 +75,15 @@ final class RatisConfig {
         return p;
     }
 
-    /** Properties of the node's Raft clients (proposals, read barriers). */
+    /**
+     * Properties of the node's Raft clients (proposals, read barriers): one try waits at most 1 s (Ratis
+     * default 3 s) before the retry policy sends it again, possibly to another peer. A request in flight
+     * to a leader that died without closing its connection would otherwise hold the next ack for 3 s; a
+     * retry of a request that did arrive is answered from the leader's retry cache, never applied twice.
+     */
     static RaftProperties client(ClusterSpec spec) {
         RaftProperties p = new RaftProperties();
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(min(Duration.ofSeconds(3), spec.requestTimeout())));
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(min(Duration.ofSeconds(1), spec.requestTimeout())));
         return p;
     }
 

@@ -12,7 +12,7 @@ public interface ShardEngine extends AutoCloseable {
     /**
      * Applies one committed command, in Raft log order, called on the apply thread. Deterministic given
      * the same prior state, command and {@code stampedAtMillis} (the leader's clock, carried in the log
-     * entry). Request errors (validation, expected-seq mismatch…) are encoded in the reply, never a
+     * entry; never below the previous command's on this shard, see {@link ShardStateMachine}). Request errors (validation, expected-seq mismatch…) are encoded in the reply, never a
      * failed future; a failed future means the replica cannot go on (I/O), which stops this replica's
      * state machine loudly. The future may complete on another thread; effects of successive apply calls
      * happen in call order.

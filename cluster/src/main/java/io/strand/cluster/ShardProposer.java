@@ -9,11 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.StateMachineException;
 
 /**
@@ -24,7 +27,8 @@ import org.apache.ratis.protocol.exceptions.StateMachineException;
  * completes with its own reply. Thread-safe: each shard's queue is guarded by its lane's monitor; Raft
  * sends and completions happen outside it.
  *
- * <p>Every submit completes within the spec's request timeout: with a reply once its entry is
+ * <p>Futures may complete on the node's timer thread or a Ratis thread: callers must not block in
+ * their dependent actions. Every submit completes within the spec's request timeout: with a reply once its entry is
  * committed and applied by the leader, or with {@link StrandException} {@code unavailable} (503,
  * {@code "retryable":true}) when no leader could commit it in time (for example a majority of the
  * shard's replicas is down). A write that timed out may still commit later: retry it with an idempotent
@@ -36,6 +40,8 @@ public final class ShardProposer {
     public static final int DEFAULT_MAX_IN_FLIGHT = 4;
 
     private final Clients clients;
+    /** The node's timer thread: deadlines and resends (not the common pool, which blocking work can starve). */
+    private final ScheduledExecutorService timers;
     private final Duration timeout;
     private final int maxInFlight;
     private final Lane[] lanes;
@@ -53,8 +59,9 @@ public final class ShardProposer {
         void failed(int shard, RaftClient client);
     }
 
-    ShardProposer(int shards, Clients clients, Duration timeout, int maxInFlight) {
+    ShardProposer(int shards, Clients clients, ScheduledExecutorService timers, Duration timeout, int maxInFlight) {
         this.clients = clients;
+        this.timers = timers;
         this.timeout = timeout;
         this.maxInFlight = maxInFlight;
         this.lanes = new Lane[shards];
@@ -73,8 +80,8 @@ public final class ShardProposer {
                     + ShardEntry.MAX_BYTES + " bytes, not " + command.length));
         }
         Pending p = new Pending(command, new CompletableFuture<>());
-        CompletableFuture.delayedExecutor(timeout.toMillis(), TimeUnit.MILLISECONDS).execute(() ->
-                p.reply.completeExceptionally(unavailable(shard, "no commit within " + timeout.toMillis() + " ms")));
+        timers.schedule(() -> p.reply.completeExceptionally(unavailable(shard, "no commit within "
+                + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
         lanes[shard].enqueue(p);
         return p.reply;
     }
@@ -90,7 +97,7 @@ public final class ShardProposer {
 
     static StrandException unavailable(int shard, String why) {
         return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + " cannot commit now (" + why
-                + "); the write may or may not be applied: retry it, idempotently", Map.of("retryable", true, "shard", shard));
+                + "); the write may or may not be applied: retry it, idempotently", Map.of("retryable", true, "outcome", "unknown", "shard", shard));
     }
 
     private record Pending(byte[] command, CompletableFuture<byte[]> reply) {
@@ -154,10 +161,16 @@ public final class ShardProposer {
             }
             RaftClient used = client;
             sent.whenComplete((reply, error) -> {
+                if (error != null && used != null) {
+                    clients.failed(shard, used);
+                }
+                if (error != null && rejectedBeforeAppend(unwrap(error)) && batch.stream().anyMatch(p -> !p.reply.isDone())) {
+                    // never in the log: the same commands may go again (in flight still counts them)
+                    List<Pending> again = batch.stream().filter(p -> !p.reply.isDone()).toList();
+                    timers.schedule(() -> send(again), 50, TimeUnit.MILLISECONDS);
+                    return;
+                }
                 try {
-                    if (error != null && used != null) {
-                        clients.failed(shard, used);
-                    }
                     complete(batch, reply, error);
                 } finally {
                     List<List<Pending>> next;
@@ -206,6 +219,18 @@ public final class ShardProposer {
                 p.reply.completeExceptionally(e);
             }
         }
+    }
+
+    /**
+     * Answers a leader gives in its admission check, before it appends a request to its log (it is
+     * stepping down, e.g. handing leadership to a higher-priority replica, or not ready yet): the request
+     * is in no log, so it may go again as a new request. Ratis's client hands a stepping-down leader's
+     * answer back to the caller instead of retrying. Not {@code NotLeaderException}: a deposed leader
+     * also sends it for requests it had already appended, which may still commit; Ratis's client retries
+     * those itself under the same call id, which the new leader's retry cache answers once.
+     */
+    static boolean rejectedBeforeAppend(Throwable t) {
+        return t instanceof LeaderSteppingDownException || t instanceof LeaderNotReadyException;
     }
 
     static Throwable unwrap(Throwable t) {

@@ -47,6 +47,7 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
  *   strand-shard-snapshot 1
  *   term T
  *   index I
+ *   stamp S                          the shard's clock after entry I (see ShardStateMachine)
  *   dir  RELPATH                     every directory, so empty ones survive a transfer
  *   file SIZE CRC32C-HEX RELPATH     every file the engine wrote
  *   end
@@ -150,7 +151,7 @@ final class ShardSnapshots implements StateMachineStorage {
      * Writes a snapshot at {@code ti}: {@code writer} fills an empty temp directory, then the manifest is
      * written, everything fsynced, and the directory renamed into {@code snapshots/} (the commit point).
      */
-    FileListSnapshotInfo take(TermIndex ti, SnapshotWriter writer) throws IOException {
+    FileListSnapshotInfo take(TermIndex ti, long stamp, SnapshotWriter writer) throws IOException {
         Path tmp = takeTmp().resolve(ti.getTerm() + "_" + ti.getIndex());
         deleteTree(takeTmp());
         Files.createDirectories(tmp);
@@ -159,6 +160,7 @@ final class ShardSnapshots implements StateMachineStorage {
         lines.add(MAGIC);
         lines.add("term " + ti.getTerm());
         lines.add("index " + ti.getIndex());
+        lines.add("stamp " + stamp);
         for (Path p : walk(tmp)) {
             String rel = tmp.relativize(p).toString();
             if (Files.isDirectory(p)) {
@@ -217,6 +219,16 @@ final class ShardSnapshots implements StateMachineStorage {
                 }
             }
         }
+    }
+
+    /** The shard clock recorded with {@code snapshot}. */
+    static long stampOf(FileListSnapshotInfo snapshot) throws IOException {
+        for (String line : Files.readAllLines(dirOf(snapshot).resolve(MANIFEST), StandardCharsets.UTF_8)) {
+            if (line.startsWith("stamp ")) {
+                return Long.parseLong(line.substring(6));
+            }
+        }
+        throw new IOException("snapshot " + dirOf(snapshot) + " has no stamp in its " + MANIFEST);
     }
 
     static Path dirOf(FileListSnapshotInfo snapshot) {

@@ -38,10 +38,12 @@ import org.apache.ratis.util.LifeCycle;
  * the only durable truth, so the engine itself needs no fsync in cluster mode except in
  * {@link ShardEngine#snapshotTo}.
  *
- * <p><b>Clock.</b> The leader stamps its wall clock into the entry in {@code startTransaction}, never
- * below the newest stamp this replica has applied, so stamps never go backwards within a shard even
- * across a failover to a node whose clock is behind (as long as the new leader has applied what was
- * committed before it took over, which Ratis's leader-ready check gives).
+ * <p><b>Clock.</b> The leader stamps its wall clock into the entry in {@code startTransaction} (never
+ * below the newest stamp it has applied). Requests are stamped in parallel and appended in another
+ * order, and a new leader's clock may be behind, so the time an engine sees is the shard clock
+ * {@code max(stamp, shard clock after the previous entry)}: deterministic, identical on every replica,
+ * never going backwards. It is kept in each snapshot's manifest so a replica rebuilt from a snapshot
+ * continues from the same value.
  *
  * <p><b>Engine failure.</b> A failed engine future (I/O) is fatal for this replica: the shard's
  * replica is closed loudly (error log, {@link #failure()}), no later entry reaches the engine, reads
@@ -57,10 +59,16 @@ final class ShardStateMachine extends BaseStateMachine {
     private final Object snapshotLock = new Object();
     private final AtomicLong elections = new AtomicLong();
     private final AtomicLong newestStamp = new AtomicLong(Long.MIN_VALUE);
+    /** The shard clock after the last applied entry; only the apply thread writes it. */
+    private volatile long shardClock = Long.MIN_VALUE;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     /** Completes when every entry handed to the engine so far has taken effect (success or failure). */
     private volatile CompletableFuture<Void> applied = CompletableFuture.completedFuture(null);
     private volatile ShardEngine engine;
+    /** Index of the last command entry whose effects are in the engine; read barriers wait on it. */
+    private final AtomicLong lastCommandIndex = new AtomicLong(-1);
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, CompletableFuture<Void>> commandWaiters =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
 
     ShardStateMachine(int shard, ShardSnapshots snapshots, ShardEngineFactory factory) {
         this.shard = shard;
@@ -80,7 +88,10 @@ final class ShardStateMachine extends BaseStateMachine {
         FileListSnapshotInfo latest = snapshots.reload();
         snapshots.refillLive(latest);
         engine = factory.open(shard, snapshots.liveDir());
+        shardClock = latest == null ? Long.MIN_VALUE : ShardSnapshots.stampOf(latest);
+        newestStamp.accumulateAndGet(shardClock, Math::max);
         setLastAppliedTermIndex(latest == null ? TermIndex.INITIAL_VALUE : latest.getTermIndex());
+        commandApplied(latest == null ? -1 : latest.getIndex());
         LOG.log(System.Logger.Level.INFO, "shard " + shard + ": engine opened from "
                 + (latest == null ? "an empty directory" : "snapshot " + latest.getTermIndex())
                 + "; Ratis replays the log after it");
@@ -113,11 +124,13 @@ final class ShardStateMachine extends BaseStateMachine {
                     + " stopped after an engine failure; entry " + ti + " not applied", failure.get()));
         }
         ShardEntry.Decoded decoded = ShardEntry.decode(entry.getStateMachineLogEntry().getLogData());
-        newestStamp.accumulateAndGet(decoded.stampedAtMillis(), Math::max);
+        long clock = Math.max(decoded.stampedAtMillis(), shardClock);
+        shardClock = clock;
+        newestStamp.accumulateAndGet(clock, Math::max);
         List<CompletableFuture<byte[]>> replies = new ArrayList<>(decoded.commands().size());
         try {
             for (byte[] command : decoded.commands()) {
-                replies.add(engine.apply(decoded.stampedAtMillis(), command));
+                replies.add(engine.apply(clock, command));
             }
         } catch (RuntimeException e) {
             replies.add(CompletableFuture.failedFuture(e));
@@ -125,6 +138,7 @@ final class ShardStateMachine extends BaseStateMachine {
         CompletableFuture<Message> reply = CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
                 .thenApply(done -> {
                     advanceApplied(ti);
+                    commandApplied(ti.getIndex());
                     return Message.valueOf(ShardEntry.replies(replies.stream().map(CompletableFuture::join).toList()));
                 });
         reply.whenComplete((m, e) -> {
@@ -143,6 +157,26 @@ final class ShardStateMachine extends BaseStateMachine {
                 updateLastAppliedTermIndex(ti);
             }
         }
+    }
+
+    private void commandApplied(long index) {
+        lastCommandIndex.accumulateAndGet(index, Math::max);
+        while (!commandWaiters.isEmpty() && commandWaiters.firstKey() <= lastCommandIndex.get()) {
+            var first = commandWaiters.pollFirstEntry();
+            if (first != null) {
+                first.getValue().complete(null);
+            }
+        }
+    }
+
+    /** Completes once the command entry at {@code index} (or a later one) has taken effect in this replica's engine. */
+    CompletableFuture<Void> awaitCommand(long index) {
+        if (lastCommandIndex.get() >= index) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<Void> f = commandWaiters.computeIfAbsent(index, i -> new CompletableFuture<>());
+        commandApplied(-1); // an apply may have passed index between the check and the registration
+        return f;
     }
 
     @Override
@@ -172,14 +206,23 @@ final class ShardStateMachine extends BaseStateMachine {
         return failure.get();
     }
 
-    /** Completes once every entry applied so far has taken effect in the engine; for read barriers. */
+    boolean tailDone() {
+        return applied.isDone();
+    }
+
+    /**
+     * The read barrier's query, run on the leader after its ReadIndex: once every entry applied so far
+     * has taken effect, answers the index of the last command entry (8 bytes, big-endian), which a
+     * replica then waits for ({@link #awaitCommand}).
+     */
     @Override
     public CompletableFuture<Message> query(Message request) {
         Throwable failed = failure.get();
         if (failed != null) {
             return CompletableFuture.failedFuture(new IOException("shard " + shard + " replica stopped", failed));
         }
-        return applied.thenApply(v -> Message.EMPTY);
+        return applied.thenApply(v -> Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.ByteString.copyFrom(
+                java.nio.ByteBuffer.allocate(8).putLong(0, lastCommandIndex.get()).array())));
     }
 
     @Override
@@ -199,7 +242,7 @@ final class ShardStateMachine extends BaseStateMachine {
         synchronized (snapshotLock) {
             ShardEngine current = engine;
             long started = System.nanoTime();
-            snapshots.take(ti, current::snapshotTo);
+            snapshots.take(ti, shardClock, current::snapshotTo);
             LOG.log(System.Logger.Level.INFO, "shard " + shard + " on " + getId() + ": snapshot " + ti + " taken in "
                     + (System.nanoTime() - started) / 1_000_000 + " ms");
         }

@@ -43,21 +43,20 @@ class ClusterFailoverTest {
     @Test
     void writesShouldResumeOnAnotherNodeWhenTheLeaderIsKilled() throws Exception {
         List<Long> failoverMillis = new ArrayList<>();
-        int acked = 0;
         for (int round = 0; round < 3; round++) {
             int shard = round % SHARDS;
             String leader = cluster.leaderOf(shard, WAIT);
             String via = cluster.runningIds().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
-            for (int i = 0; i < 10; i++, acked++) {
-                cluster.node(via).submit(shard, command("before/" + round + "/" + i)).join();
+            for (int i = 0; i < 10; i++) {
+                TestCluster.submitUntilAck(cluster.node(via), shard, command("before/" + round + "/" + i), WAIT);
             }
+            System.out.printf("%s killing %s, leader of shard %d%n", java.time.LocalTime.now(), leader, shard);
             long killedAt = System.nanoTime();
             cluster.kill(leader);
             byte[] c = command("after/" + round);
             counterOf(TestCluster.submitUntilAck(cluster.node(via), shard, c, WAIT), c);
             long millis = (System.nanoTime() - killedAt) / 1_000_000;
             failoverMillis.add(millis);
-            acked++;
             System.out.printf("failover: shard %d, leader %s killed, next ack via %s after %d ms%n", shard, leader, via, millis);
             cluster.startNode(leader);
             cluster.awaitIdentical(shard, countOn(shard, via), 3, WAIT);
@@ -76,7 +75,7 @@ class ClusterFailoverTest {
         int shard = 2;
         RaftNode survivor = cluster.node("n1");
         byte[] first = command("first");
-        counterOf(survivor.submit(shard, first).join(), first);
+        counterOf(TestCluster.submitUntilAck(survivor, shard, first, WAIT), first);
         cluster.kill("n2");
         cluster.kill("n3");
 
@@ -103,7 +102,10 @@ class ClusterFailoverTest {
         byte[] resumed = command("resumed");
         TestCluster.submitUntilAck(survivor, shard, resumed, WAIT);
         System.out.printf("majority back: next ack %d ms after n2 restarted%n", (System.nanoTime() - back) / 1_000_000);
+        long rb = System.nanoTime();
         survivor.readBarrier(shard).join();
+        System.out.printf("majority back: read barrier on n1 took %d ms (%d no-op nudges so far)%n",
+                (System.nanoTime() - rb) / 1_000_000, survivor.barrierNudges());
         // "no-majority" may or may not have committed (503 is not a promise it did not): 2 or 3 commands
         TestCluster.until(WAIT, () -> "n1 and n2 identical", () -> {
             var r2 = cluster.replicas(shard);

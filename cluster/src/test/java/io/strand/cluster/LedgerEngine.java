@@ -4,7 +4,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -21,7 +20,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A small deterministic engine for tests: an append-only file of {@code [stamp i64][len u32][command]}
  * records and a counter. The reply to a command is the counter after it (8 bytes) followed by the
- * command, so a caller can check it got its own reply. Snapshot = copy of the file. Thread-safe by its
+ * command, so a caller can check it got its own reply. Commands are idempotent like producer
+ * (id, seq) appends: a command applied before is not applied again and answers its first counter,
+ * so tests retry a write that got 503 and still count exactly. Snapshot = copy of the file. Thread-safe by its
  * monitor (the apply thread writes, test threads read).
  */
 final class LedgerEngine implements ShardEngine {
@@ -31,6 +32,7 @@ final class LedgerEngine implements ShardEngine {
     private final Path file;
     private final List<byte[]> commands = new ArrayList<>();
     private final List<Long> stamps = new ArrayList<>();
+    private final java.util.Map<String, Long> applied = new java.util.HashMap<>();
     private final MessageDigest digest;
     private DataOutputStream out;
     private volatile boolean closed;
@@ -66,6 +68,7 @@ final class LedgerEngine implements ShardEngine {
 
     private void record(long stamp, byte[] c) {
         commands.add(c);
+        applied.put(key(c), (long) commands.size());
         stamps.add(stamp);
         digest.update(ByteBuffer.allocate(8).putLong(stamp).array());
         digest.update(c);
@@ -75,6 +78,10 @@ final class LedgerEngine implements ShardEngine {
     public synchronized CompletableFuture<byte[]> apply(long stampedAtMillis, byte[] command) {
         if (closed) {
             throw new IllegalStateException("shard " + shard + " engine is closed");
+        }
+        Long before = applied.get(key(command));
+        if (before != null) { // a retry of a command that did land: answered, not applied again
+            return CompletableFuture.completedFuture(ByteBuffer.allocate(8 + command.length).putLong(before).put(command).array());
         }
         if (failNext) {
             failNext = false;
@@ -90,6 +97,10 @@ final class LedgerEngine implements ShardEngine {
         record(stampedAtMillis, command);
         byte[] reply = ByteBuffer.allocate(8 + command.length).putLong(commands.size()).put(command).array();
         return CompletableFuture.completedFuture(reply);
+    }
+
+    private static String key(byte[] command) {
+        return new String(command, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
     @Override

@@ -28,12 +28,18 @@ import java.util.logging.Logger;
  * {@link LedgerEngine}s, and the polling helpers the cluster tests share. Used by one test thread.
  */
 final class TestCluster implements AutoCloseable {
+    static {
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+    }
+
     private static final Logger RATIS_LOG = Logger.getLogger("org.apache.ratis");
     private static final Logger GRPC_LOG = Logger.getLogger("org.apache.ratis.thirdparty");
+    private static final Logger STRAND_LOG = Logger.getLogger("strand.cluster");
 
     static { // Ratis is chatty about every refused connection of a stopped node; STRAND_TEST_RATIS_LOG=INFO to see it
         RATIS_LOG.setLevel(Level.parse(System.getProperty("strand.test.ratisLog", System.getenv().getOrDefault("STRAND_TEST_RATIS_LOG", "OFF"))));
         GRPC_LOG.setLevel(Level.OFF);
+        STRAND_LOG.setLevel(Level.WARNING);
     }
 
     /** One node's factory: remembers the engine each shard has now and how often it was replaced. */
@@ -60,9 +66,10 @@ final class TestCluster implements AutoCloseable {
 
     private final Path root;
     private final ClusterSpec base;
-    private final Map<String, RaftNode> running = new TreeMap<>();
+    private final Map<String, RaftNode> running = new java.util.concurrent.ConcurrentSkipListMap<>();
     private final Map<String, Engines> engines = new ConcurrentHashMap<>();
     private final Map<String, ClusterSpec> specs = new LinkedHashMap<>();
+    private final Map<String, java.util.concurrent.CompletableFuture<Void>> dying = new ConcurrentHashMap<>();
 
     private TestCluster(Path root, ClusterSpec base) {
         this.root = root;
@@ -79,11 +86,22 @@ final class TestCluster implements AutoCloseable {
         for (ClusterSpec.Member m : base.members()) {
             c.specs.put(m.id(), base.forNode(m.id(), root.resolve(m.id())));
         }
-        try {
+        try { // in parallel, as real nodes start: the first election needs a majority up
+            List<java.util.concurrent.CompletableFuture<RaftNode>> starting = new ArrayList<>();
             for (String id : c.specs.keySet()) {
-                c.startNode(id);
+                starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return c.startNode(id);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }, r -> Thread.ofPlatform().daemon().start(r)));
             }
-        } catch (IOException | RuntimeException e) {
+            starting.forEach(java.util.concurrent.CompletableFuture::join);
+            for (int k = 0; k < shards; k++) { // ready: every shard has a leader
+                c.leaderOf(k, Duration.ofSeconds(30));
+            }
+        } catch (RuntimeException e) {
             c.close();
             throw e;
         }
@@ -99,6 +117,7 @@ final class TestCluster implements AutoCloseable {
     }
 
     RaftNode startNode(String id) throws IOException {
+        awaitDead(id);
         Engines e = new Engines();
         engines.put(id, e);
         RaftNode node = RaftNode.start(specs.get(id), e);
@@ -129,8 +148,27 @@ final class TestCluster implements AutoCloseable {
         return List.copyOf(running.values());
     }
 
-    /** Stops a node (the in-process stand-in for kill: its port closes, its replicas stop). */
+    /**
+     * Stops a node the way kill -9 looks from outside: its Raft port closes at once, then its replicas
+     * stop on a background thread (the test goes on at once, as a client of a dying process would); a
+     * restart of the node waits for that.
+     */
     void kill(String id) {
+        RaftNode n = running.remove(id);
+        if (n != null) {
+            dying.put(id, java.util.concurrent.CompletableFuture.runAsync(n::halt, r -> Thread.ofPlatform().daemon().start(r)));
+        }
+    }
+
+    private void awaitDead(String id) {
+        java.util.concurrent.CompletableFuture<Void> d = dying.remove(id);
+        if (d != null) {
+            d.join();
+        }
+    }
+
+    /** Stops a node cleanly (replicas snapshot on stop when the spec says so). */
+    void stop(String id) {
         RaftNode n = running.remove(id);
         if (n != null) {
             n.close();
@@ -138,6 +176,7 @@ final class TestCluster implements AutoCloseable {
     }
 
     void wipe(String id) throws IOException {
+        awaitDead(id);
         if (running.containsKey(id)) {
             throw new IllegalStateException("stop " + id + " before wiping it");
         }
@@ -247,7 +286,10 @@ final class TestCluster implements AutoCloseable {
     @Override
     public void close() {
         for (String id : new ArrayList<>(running.keySet())) {
-            kill(id);
+            stop(id);
+        }
+        for (String id : new ArrayList<>(dying.keySet())) {
+            awaitDead(id);
         }
     }
 }

@@ -38,6 +38,7 @@ import java.util.zip.CRC32C;
  *     12     4  CRC32C of the body                              ┘ THE COMMIT POINT
  *     16     n  body: records back to back, each
  *               int length (type + payload), byte type, payload
+ *               (framed as in a write-ahead group; types and payloads: {@link WalRecordType})
  * </pre>
  * The body is written first, then length and CRC together in one aligned 8-byte store; "done" stores
  * zero there before the next txn's body may be written, so a torn or stale body never validates.

@@ -13,8 +13,9 @@ import java.util.function.LongConsumer;
  * exactly one writer and a future cross-object transaction has one place to run.
  *
  * <p>Group commit: each thread drains what is queued (up to {@code maxBatch} turns), runs the
- * turns, then in {@code fsync} mode writes the records they logged to its {@link WriteAheadLog}
- * lane in one durable write, then runs their after-durable hooks, then completes their futures.
+ * turns, then hands the records they logged to its {@link CommitLog} lane (in {@code fsync} mode the
+ * {@link WriteAheadLog}'s, one durable write; in {@code os} mode {@link CommitLog#none()}'s, which
+ * logs nothing), then runs their after-durable hooks, then completes their futures.
  * Concurrent writers therefore share one device flush, and a future log+doc transaction is one
  * group's records. Futures complete on the writer thread: chain follow-up work with the
  * {@code *Async} variants so it never blocks a writer.
@@ -29,22 +30,26 @@ public final class Writers implements AutoCloseable {
 
     /** What one group commit must do after its turns ran. Used only on the writer thread. */
     public static final class Commit {
-        /** Null in {@code os} mode: nothing is logged, the page cache is the durability. */
-        private final WriteAheadLog.Batch records;
+        /** False when the lane logs nothing ({@code os} mode: the page cache is the durability); records then stay empty. */
+        private final boolean logging;
+        private final GroupRecords records = new GroupRecords();
         private final List<Runnable> afterDurable = new ArrayList<>();
 
-        private Commit(WriteAheadLog.Batch records) {
-            this.records = records;
+        private Commit(boolean logging) {
+            this.logging = logging;
         }
 
         /** True when changes must be {@link #log logged} to be durable (so owners can skip encoding them otherwise). */
         public boolean logging() {
-            return records != null;
+            return logging;
         }
 
-        /** Records a change this turn made, for replay after a crash; durable before anyone is acknowledged. */
+        /**
+         * Records a change this turn made, for replay after a crash; durable before anyone is
+         * acknowledged. {@code type} and the payload's layout: {@link WalRecordType}.
+         */
         public void log(byte type, byte[] payload) {
-            if (records != null) {
+            if (logging) {
                 records.add(type, payload);
             }
         }
@@ -59,21 +64,17 @@ public final class Writers implements AutoCloseable {
 
         private int mark() {
             hooksAtMark = afterDurable.size();
-            return records == null ? 0 : records.mark();
+            return records.mark();
         }
 
         /** Undoes what a failed turn logged and the hooks it registered: none of its changes are published. */
         private void rollback(int mark) {
-            if (records != null) {
-                records.reset(mark);
-            }
+            records.reset(mark);
             afterDurable.subList(hooksAtMark, afterDurable.size()).clear();
         }
 
         private void clear() {
-            if (records != null) {
-                records.clear();
-            }
+            records.clear();
             afterDurable.clear();
         }
     }
@@ -83,29 +84,30 @@ public final class Writers implements AutoCloseable {
 
     private final Worker[] workers;
     private final Durability durability;
-    private final WriteAheadLog wal;
+    private final CommitLog log;
     private final LongConsumer syncNanosObserver;
-    private final java.util.Map<Byte, WriteAheadLog.Replayer> replayers = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<Byte, CommitLog.Replayer> replayers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param threads           number of writer threads (owners are spread over them by hash)
-     * @param durability        FSYNC writes each batch's records durably before acking; OS does not
-     * @param wal               where records go in FSYNC mode and what {@link #recover} replays (null: OS mode only)
+     * @param durability        FSYNC writes each group's records durably before acking; OS logs nothing
+     * @param log               where records go in FSYNC mode, and what {@link #recover} replays in
+     *                          either mode (what an FSYNC run left); null: {@link CommitLog#none()}, OS mode only
      * @param syncNanosObserver receives the duration of each durable group write (for the commit-latency metric)
      */
-    public Writers(String name, int threads, Durability durability, int maxBatch, WriteAheadLog wal, LongConsumer syncNanosObserver) {
+    public Writers(String name, int threads, Durability durability, int maxBatch, CommitLog log, LongConsumer syncNanosObserver) {
         if (threads < 1 || maxBatch < 1) {
             throw new IllegalArgumentException("threads and maxBatch must be ≥ 1");
         }
-        if (durability == Durability.FSYNC && wal == null) {
+        this.log = log == null ? CommitLog.none() : log;
+        if (durability == Durability.FSYNC && this.log == CommitLog.none()) {
             throw new IllegalArgumentException("fsync durability needs a write-ahead log");
         }
         this.durability = durability;
-        this.wal = wal;
         this.syncNanosObserver = syncNanosObserver;
         this.workers = new Worker[threads];
         for (int i = 0; i < threads; i++) {
-            WriteAheadLog.Lane lane = durability == Durability.FSYNC ? wal.lane(i) : null;
+            CommitLog.Lane lane = durability == Durability.FSYNC ? this.log.lane(i) : CommitLog.none().lane(i);
             workers[i] = new Worker(name + "-writer-" + i, maxBatch, lane);
             workers[i].thread.start();
         }
@@ -116,11 +118,9 @@ public final class Writers implements AutoCloseable {
     }
 
     /** Routes write-ahead records of {@code type} to {@code replayer} on start ({@link #recover}) and {@link #replay}. */
-    public void onReplay(byte type, WriteAheadLog.Replayer replayer) {
+    public void onReplay(byte type, CommitLog.Replayer replayer) {
         replayers.put(type, replayer);
-        if (wal != null) {
-            wal.register(type, replayer);
-        }
+        log.register(type, replayer);
     }
 
     /**
@@ -129,17 +129,18 @@ public final class Writers implements AutoCloseable {
      * replay as write-ahead recovery.
      */
     public java.util.concurrent.CompletableFuture<?> replay(byte type, java.nio.ByteBuffer payload) {
-        WriteAheadLog.Replayer r = replayers.get(type);
+        CommitLog.Replayer r = replayers.get(type);
         if (r == null) {
             throw new StrandException(ErrorCode.CORRUPT, "no replayer for record type " + type);
         }
         return r.replay(payload);
     }
 
-    /** Replays what an unclean stop left in the write-ahead log; call once, before traffic. Returns records replayed. */
+    /** Replays what an unclean stop left in the commit log; call once, before traffic. Returns records replayed. */
     public long recover() {
-        return wal == null ? 0 : wal.recover();
+        return log.recover();
     }
+
     /** Queues {@code turn} on the writer that owns {@code owner}; never blocks. */
     public <T> CompletableFuture<T> submit(String owner, Turn<T> turn) {
         CompletableFuture<T> future = new CompletableFuture<>();
@@ -181,9 +182,7 @@ public final class Writers implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        if (wal != null) {
-            wal.close();
-        }
+        log.close();
     }
 
     private static final class WriterThread extends Thread {
@@ -199,12 +198,12 @@ public final class Writers implements AutoCloseable {
         final List<Outcome> outcomes = new ArrayList<>();
         final Commit commit;
 
-        Group(WriteAheadLog.Batch records) {
-            this.commit = new Commit(records);
+        Group(boolean logging) {
+            this.commit = new Commit(logging);
         }
 
         boolean hasRecords() {
-            return commit.records != null && !commit.records.isEmpty();
+            return !commit.records.isEmpty();
         }
 
         void clear() {
@@ -229,17 +228,17 @@ public final class Writers implements AutoCloseable {
     private final class Worker {
         private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
         private final int maxBatch;
-        private final WriteAheadLog.Lane lane;
+        private final CommitLog.Lane lane;
         private final Thread thread;
         private final Group group;
         /** Written by the writer thread only; read by health checks. */
         private volatile Throwable laneFailure;
         private volatile boolean running = true;
 
-        Worker(String name, int maxBatch, WriteAheadLog.Lane lane) {
+        Worker(String name, int maxBatch, CommitLog.Lane lane) {
             this.maxBatch = maxBatch;
             this.lane = lane;
-            this.group = new Group(lane == null ? null : new WriteAheadLog.Batch());
+            this.group = new Group(lane.logging());
             this.thread = new WriterThread(this::loop, name);
         }
 
@@ -288,11 +287,11 @@ public final class Writers implements AutoCloseable {
         }
 
         /**
-         * In fsync mode, makes sure the lane has a segment for this group before any turn runs; when
-         * it cannot (disk full), refuses the group's tasks: nothing was written, so the lane stays usable.
+         * Makes sure the lane has room for this group before any turn runs; when it cannot (disk
+         * full), refuses the group's tasks: nothing was written, so the lane stays usable.
          */
         private boolean roomForGroup(List<Object> taken) {
-            if (lane == null || laneFailure != null || taken.isEmpty() || (taken.size() == 1 && taken.getFirst() == STOP)) {
+            if (laneFailure != null || taken.isEmpty() || (taken.size() == 1 && taken.getFirst() == STOP)) {
                 return true; // nothing to write (a stop signal alone needs no segment)
             }
             try {

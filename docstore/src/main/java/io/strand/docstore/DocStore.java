@@ -43,8 +43,8 @@ public final class DocStore implements AutoCloseable {
     static final String SNAPSHOT_FILE = "docs.snapshot";
     /** Says how far the map reflects the journal; without it (or the map) start-up rebuilds the map. */
     public static final String CHECKPOINT_FILE = "docs.checkpoint";
-    /** Write-ahead record type: one {@link DocJournal} record (a doc's whole new value, or a tombstone). */
-    static final byte WAL_CHANGE = 3;
+    /** Write-ahead record type ({@link io.strand.core.WalRecordType}): one {@link DocJournal} record (a doc's whole new value, or a tombstone). */
+    static final byte WAL_CHANGE = io.strand.core.WalRecordType.DOC_CHANGE;
     public static final String LOCK_FILE = "docstore.lock";
     /** Largest page of {@link #list}. */
     public static final int MAX_LIST_LIMIT = 1000;

@@ -89,6 +89,14 @@ public final class StrandMetrics {
         registry.getOrCreate(Gauge.builder(name, CURRENT, c -> read(c, name).doubleValue()).description(description));
     }
 
+    /** A gauge per shard: {@code name{shard="k"}}, read from {@code value} at each scrape (NaN when it has none). */
+    public void shardGauge(String name, String description, int shard, Supplier<Number> value) {
+        registry.getOrCreate(Gauge.builder(name, value, v -> {
+            Number n = v.get();
+            return n == null ? Double.NaN : n.doubleValue();
+        }).description(description).tags(java.util.List.of(io.helidon.metrics.api.Tag.create("shard", String.valueOf(shard)))));
+    }
+
     /**
      * A running total kept elsewhere (Prometheus {@code counter}, {@code _total}): rates and
      * {@code increase()} work on it, and a restart reads as a counter reset.

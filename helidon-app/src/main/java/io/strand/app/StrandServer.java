@@ -302,6 +302,9 @@ public final class StrandServer implements AutoCloseable {
                     return response.build();
                 }, io.helidon.health.HealthCheckType.LIVENESS, "writers")
                 .addCheck(new AgentsHealth())
+                .addCheck(placement instanceof ClusterPlacement cluster ? cluster::health
+                        : () -> io.helidon.health.HealthCheckResponse.builder().status(true).detail("mode", "single node").build(),
+                        io.helidon.health.HealthCheckType.READINESS, "cluster")
                 .build();
     }
 

@@ -30,9 +30,9 @@ import java.util.function.ToLongFunction;
  * queue) and the write-ahead record → the group's commit → the head published → the ack.
  */
 public final class LogStore implements AutoCloseable {
-    /** Write-ahead record types: a batch excerpt as stored, keyed by {@code ws/name}; a log delete. */
-    static final byte WAL_APPEND = 1;
-    static final byte WAL_DELETE = 2;
+    /** Write-ahead record types and their payloads: {@link io.strand.core.WalRecordType}. */
+    static final byte WAL_APPEND = io.strand.core.WalRecordType.LOG_APPEND;
+    static final byte WAL_DELETE = io.strand.core.WalRecordType.LOG_DELETE;
     /** A closed, unused log's slot is forgotten only this long after its last lookup. */
     static final Duration FORGET_SLOTS_AFTER = LogRegistry.FORGET_SLOTS_AFTER;
     private final LogConfig config;

@@ -9,6 +9,7 @@ import io.strand.cluster.ClusterSpec;
 import io.strand.cluster.RaftNode;
 import io.strand.cluster.ShardEngine;
 import io.strand.cluster.ShardEngineFactory;
+import io.strand.cluster.ShardMetrics;
 import io.strand.core.Durability;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
@@ -60,6 +61,28 @@ public final class ClusterPlacement implements Placement {
             throw new java.io.UncheckedIOException("cannot start the cluster node " + c.nodeId() + ": " + e.getMessage(), e);
         }
         this.writes = new ReplicatedWrites(spec::shardOf, node::submit, this);
+        registerShardMetrics();
+    }
+
+    /** Per shard (label {@code shard}): leader, term, commit index, apply lag, follower lag, leader changes. */
+    private void registerShardMetrics() {
+        metrics.counter("strand.cluster.local.reads", "Reads served from the local copy because no read index came in time "
+                + "(a shard without a leader)", localOnlyReads::get);
+        for (int k = 0; k < spec.shards(); k++) {
+            int shard = k;
+            java.util.function.Function<java.util.function.ToLongFunction<ShardMetrics>, java.util.function.Supplier<Number>> read =
+                    f -> () -> ShardMetrics.of(node, shard).map(m -> (Number) f.applyAsLong(m)).orElse(null);
+            metrics.shardGauge("strand.cluster.leader", "1 when this node leads the shard", shard, read.apply(ShardMetrics::leader));
+            metrics.shardGauge("strand.cluster.term", "The shard's current Raft term", shard, read.apply(ShardMetrics::term));
+            metrics.shardGauge("strand.cluster.commit.index", "The shard's Raft commit index as this replica knows it", shard,
+                    read.apply(ShardMetrics::commitIndex));
+            metrics.shardGauge("strand.cluster.apply.lag", "Entries committed but not yet applied by this replica", shard,
+                    read.apply(ShardMetrics::applyLag));
+            metrics.shardGauge("strand.cluster.follower.lag", "On the leader: the furthest follower's distance behind the commit index",
+                    shard, read.apply(ShardMetrics::followerLag));
+            metrics.shardGauge("strand.cluster.leader.changes", "Leader changes this replica saw since start (elections)", shard,
+                    read.apply(ShardMetrics::leaderChanges));
+        }
     }
 
     public static ClusterPlacement start(ServerConfig config, StrandMetrics metrics) {
@@ -110,6 +133,25 @@ public final class ClusterPlacement implements Placement {
                         + ": a listener failed before its stores closed", e);
             }
         }
+    }
+
+    /**
+     * Readiness {@code cluster}: UP when every shard this node replicates has a leader (writes can be
+     * acknowledged); details name each local shard's leader and apply lag.
+     */
+    public io.helidon.health.HealthCheckResponse health() {
+        var response = io.helidon.health.HealthCheckResponse.builder().detail("node", spec.nodeId());
+        boolean ok = true;
+        for (int k = 0; k < spec.shards(); k++) {
+            var m = ShardMetrics.of(node, k);
+            if (m.isEmpty()) {
+                continue; // no replica here
+            }
+            String leader = m.get().leaderId();
+            ok &= leader != null;
+            response.detail("shard" + k, (leader == null ? "no leader" : "leader " + leader) + ", apply lag " + m.get().applyLag());
+        }
+        return response.status(ok).build();
     }
 
     public ClusterSpec spec() {

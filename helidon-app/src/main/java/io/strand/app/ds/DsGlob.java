@@ -10,7 +10,7 @@ final class DsGlob {
     }
 
     private static String[] split(String p) {
-        String t = DsSubscriptions.trimSlashes(p);
+        String t = DsSubscription.trimSlashes(p);
         return t.isEmpty() ? new String[0] : t.split("/+");
     }
 

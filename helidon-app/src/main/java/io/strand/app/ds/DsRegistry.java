@@ -16,12 +16,13 @@ import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The durable map from DS stream paths to Strand logs, per workspace. Each stream is one small
- * JSON file {@code <data>/ds/<ws>/<log>.json}, replaced by write-temp, fsync, rename, fsync the
- * directory, so a crash leaves the old or the new row, never a torn one. New streams get a
- * generated log name {@code ds-<time><random>} so user text never reaches the file system, and a
- * stream deleted and created again gets a new log (old offsets never point into it).
- * Thread-safe: lookups are lock-free; creates and removes of one workspace run under its lock.
+ * Thread-safe: lookups are lock-free; creates and removes of one workspace run under its lock, a
+ * row's save under its stream's lock. The durable map from DS stream paths to Strand logs, per
+ * workspace. Each stream is one small JSON file {@code <data>/ds/<ws>/<log>.json}, replaced by
+ * write-temp, fsync, rename, fsync the directory, so a crash leaves the old or the new row, never a
+ * torn one. New streams get a generated log name {@code ds-<time><random>} so user text never
+ * reaches the file system, and a stream deleted and created again gets a new log (old offsets never
+ * point into it).
  */
 public final class DsRegistry {
     private static final SecureRandom RANDOM = new SecureRandom();

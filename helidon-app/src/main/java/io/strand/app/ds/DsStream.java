@@ -10,10 +10,10 @@ import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One Durable Streams stream: its path, the Strand log holding its entries, and the protocol state
- * the log does not carry (content type, TTL, closure, producer epochs, Stream-Seq, forks).
  * Mutable fields change only while {@link #lock} is held (every change of the stream, its append
- * included, is one turn under it); readers see the volatile ones without it.
+ * included, is one turn under it); readers see the volatile ones without it. One Durable Streams
+ * stream: its path, the Strand log holding its entries, and the protocol state the log does not
+ * carry (content type, TTL, closure, producer epochs, Stream-Seq, forks).
  */
 final class DsStream {
     final String ws;

@@ -1,0 +1,178 @@
+package io.strand.cluster;
+
+import static io.strand.cluster.TestCluster.command;
+import static io.strand.cluster.TestCluster.counterOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Snapshots, restarts and membership on 3 nodes: every replica ends identical, nothing applied twice. */
+@Timeout(120)
+class ClusterRecoveryTest {
+    private static final int SHARDS = 4;
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+    TestCluster cluster;
+
+    @AfterEach
+    void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /**
+     * Sends {@code entries} rounds of one command per shard, each round acked before the next (one entry
+     * each). A command answered 503 (a starved box can lose a leader) is sent again until acked: the test
+     * engine applies a command once, however often it lands.
+     */
+    private static void writeRounds(RaftNode via, String tag, int entries, int bytes) {
+        byte[] pad = new byte[bytes];
+        Arrays.fill(pad, (byte) 'x');
+        for (int i = 0; i < entries; i++) {
+            List<CompletableFuture<byte[]>> acks = new ArrayList<>();
+            List<byte[]> sent = new ArrayList<>();
+            for (int k = 0; k < SHARDS; k++) {
+                byte[] c = command(tag + "/" + k + "/" + i + "/" + new String(pad));
+                sent.add(c);
+                acks.add(via.submit(k, c));
+            }
+            for (int k = 0; k < SHARDS; k++) {
+                byte[] reply;
+                try {
+                    reply = acks.get(k).join();
+                } catch (java.util.concurrent.CompletionException e) {
+                    reply = TestCluster.submitUntilAck(via, k, sent.get(k), WAIT);
+                }
+                counterOf(reply, sent.get(k));
+            }
+        }
+    }
+
+    @Test
+    void wipedFollowerShouldCatchUpBySnapshotInstallAndThenHoldIdenticalState() throws Exception {
+        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(10, true).withSegmentSizeMax(64 * 1024));
+        writeRounds(cluster.node("n1"), "warm", 10, 16);
+        cluster.kill("n3");
+        cluster.wipe("n3");
+        writeRounds(cluster.node("n1"), "while-away", 30, 4_000); // 120 KB per shard: segments roll and get purged
+        for (int k = 0; k < SHARDS; k++) {
+            int shard = k;
+            String leader = cluster.leaderOf(k, WAIT);
+            TestCluster.until(WAIT, () -> "leader of shard " + shard + " purged its log behind a snapshot",
+                    () -> cluster.node(leader).division(shard).map(d -> d.getRaftLog().getStartIndex() > 0).orElse(false));
+        }
+        // The cluster is idle now: the RATIS-2523 case (follower restarted with empty storage on an idle cluster).
+        long restarted = System.nanoTime();
+        cluster.startNode("n3");
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 40, 3, WAIT);
+        }
+        System.out.printf("wiped follower identical on %d shards %d ms after restart; %d snapshot installs%n", SHARDS,
+                (System.nanoTime() - restarted) / 1_000_000, cluster.engines("n3").replacements.get());
+        assertTrue(cluster.engines("n3").replacements.get() >= SHARDS, "every shard of n3 came from an installed snapshot");
+        writeRounds(cluster.node("n3"), "after", 5, 16);
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 45, 3, WAIT);
+        }
+    }
+
+    @Test
+    void restartShouldNotApplyTwiceWhenTheLiveDirIsAheadOfTheSnapshot() throws Exception {
+        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(10, false));
+        writeRounds(cluster.node("n1"), "a", 25, 16);
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 25, 3, WAIT);
+        }
+        RaftNode n2 = cluster.node("n2");
+        int extra = 0;
+        while (n2.snapshotIndex(0) >= n2.division(0).orElseThrow().getInfo().getLastAppliedIndex()) {
+            byte[] c = command("extra/" + extra++); // one more entry puts the live dir ahead of the snapshot
+            counterOf(TestCluster.submitUntilAck(cluster.node("n1"), 0, c, WAIT), c);
+            cluster.node("n2").readBarrier(0).join();
+        }
+        long snapshot = n2.snapshotIndex(0);
+        long applied = n2.division(0).orElseThrow().getInfo().getLastAppliedIndex();
+        assertTrue(snapshot > 0 && snapshot < applied, "the live dir is ahead of the snapshot: snapshot " + snapshot
+                + ", applied " + applied);
+        int shard0 = 25 + extra;
+        cluster.kill("n2");
+        cluster.startNode("n2");
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, k == 0 ? shard0 : 25, 3, WAIT);
+        }
+        assertTrue(cluster.engines("n2").openedFromSnapshot.get() >= 1, "n2 reopened from its snapshots");
+
+        for (String id : cluster.runningIds()) { // the whole cluster down and up again
+            cluster.kill(id);
+        }
+        for (String id : List.of("n3", "n1", "n2")) {
+            cluster.startNode(id);
+        }
+        writeRounds(cluster.node("n3"), "b", 3, 16);
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, k == 0 ? shard0 + 3 : 28, 3, WAIT);
+        }
+    }
+
+    @Test
+    void replaceShouldMoveEveryReplicaOfADeadNodeAndKeepEveryWrite() throws Exception {
+        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(15, true));
+        writeRounds(cluster.node("n1"), "a", 30, 64);
+        cluster.kill("n3");
+        cluster.startJoining("n4");
+        ClusterSpec.Member n4 = cluster.member("n4");
+        long t0 = System.nanoTime();
+        List<Integer> moved = cluster.node("n1").replace("n3", "n4", n4.address());
+        System.out.printf("replace n3 -> n4: %d shards moved in %d ms%n", moved.size(), (System.nanoTime() - t0) / 1_000_000);
+        assertEquals(List.of(0, 1, 2, 3), moved);
+        writeRounds(cluster.node("n2"), "b", 10, 64);
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 40, 3, WAIT);
+        }
+        for (ClusterStatus.ShardStatus s : cluster.node("n4").status().shards()) {
+            assertTrue(s.replicas().contains("n4") && !s.replicas().contains("n3"), s.toString());
+        }
+        assertEquals(List.of(), cluster.node("n1").replace("n3", "n4", n4.address()), "a repeated replace moves nothing");
+
+        cluster.kill("n1"); // another node lost: n2 and n4 are still a majority of every shard
+        writeRounds(cluster.node("n4"), "c", 5, 64);
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 45, 2, WAIT);
+        }
+        assertFalse(cluster.runningIds().contains("n3"));
+    }
+
+    @Test
+    void engineFailureShouldStopOnlyThatReplicaAndARestartShouldRebuildIt() throws Exception {
+        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(10, true));
+        writeRounds(cluster.node("n1"), "a", 12, 16);
+        cluster.awaitIdentical(0, 12, 3, WAIT);
+        cluster.engines("n3").current.get(0).failNext = true;
+        byte[] c = command("fails-on-n3");
+        counterOf(TestCluster.submitUntilAck(cluster.node("n1"), 0, c, WAIT), c);
+        TestCluster.until(WAIT, () -> "n3's replica of shard 0 stopped", () -> !cluster.node("n3").hosts(0));
+        assertTrue(cluster.node("n3").machine(0).orElseThrow().failure() != null);
+        assertTrue(cluster.node("n3").hosts(1), "the other shards of n3 go on");
+        writeRounds(cluster.node("n2"), "b", 3, 16);
+        cluster.awaitIdentical(0, 16, 2, WAIT);
+        cluster.awaitIdentical(1, 15, 3, WAIT);
+
+        cluster.kill("n3");
+        cluster.startNode("n3");
+        cluster.awaitIdentical(0, 16, 3, WAIT);
+    }
+}

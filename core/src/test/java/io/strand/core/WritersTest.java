@@ -1,0 +1,172 @@
+package io.strand.core;
+
+import static io.strand.core.WalFixture.TYPE;
+import static io.strand.core.WalFixture.replayAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Group commit: turns, their records and hooks, acks in order, a failed write, and the commit log each mode hands groups to. */
+@Timeout(60)
+class WritersTest {
+    @TempDir
+    Path dir;
+
+    /** Groups of many turns from many threads: hooks and acks come in the order the turns ran. */
+    @Test
+    void acksShouldCompleteInTheOrderTurnsRan() throws Exception {
+        List<Integer> ran = new ArrayList<>();
+        List<Integer> acked = new ArrayList<>();
+        List<CompletableFuture<?>> acks = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            List<Thread> clients = new ArrayList<>();
+            java.util.concurrent.atomic.AtomicInteger ids = new java.util.concurrent.atomic.AtomicInteger();
+            for (int c = 0; c < 4; c++) {
+                clients.add(Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < 1000; i++) {
+                        int id = ids.incrementAndGet();
+                        CompletableFuture<Integer> ack = writers.submit("a", commit -> {
+                            ran.add(id); // writer thread only
+                            commit.log(TYPE, new byte[] {(byte) id});
+                            commit.afterDurable(() -> acked.add(id)); // writer thread, just before the ack
+                            return id;
+                        });
+                        acks.add(ack);
+                    }
+                }));
+            }
+            for (Thread t : clients) {
+                t.join();
+            }
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).join();
+            assertEquals(4000, ran.size());
+            assertEquals(ran, acked);
+        }
+    }
+
+    @Test
+    void aFailedWriteShouldAnswerOutcomeUnknownAndRefuseEveryLaterWriteWithoutRunningIt() {
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            writers.submit("a", c -> {
+                c.log(TYPE, new byte[] {1});
+                return null;
+            }).join();
+            assertEquals(java.util.Optional.empty(), writers.failure());
+            CompletableFuture<Object> broken = writers.submit("a", c -> {
+                c.log(TYPE, new byte[] {2});
+                Thread.currentThread().interrupt(); // the write that follows finds its channel closed
+                return null;
+            });
+            CompletionException e = assertThrows(CompletionException.class, broken::join);
+            StrandException unknown = (StrandException) e.getCause();
+            assertEquals(ErrorCode.OUTCOME_UNKNOWN, unknown.code());
+            assertEquals(true, unknown.extras().get("retryable"));
+            assertTrue(unknown.getMessage().contains("producerId/producerSeq"), unknown.getMessage());
+            java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+            CompletableFuture<Object> later = writers.submit("a", c -> {
+                ran.set(true);
+                c.log(TYPE, new byte[] {3});
+                return null;
+            });
+            CompletionException refused = assertThrows(CompletionException.class, later::join,
+                    "a later group built on the lost one is never acknowledged");
+            assertEquals(ErrorCode.UNAVAILABLE, ((StrandException) refused.getCause()).code());
+            assertEquals(true, ((StrandException) refused.getCause()).extras().get("retryable"));
+            assertFalse(ran.get(), "a refused write never ran, so it changed nothing");
+            assertTrue(writers.failure().orElseThrow().startsWith("t-writer-0: the write may or may not have been applied"),
+                    writers.failure().orElseThrow());
+        }
+    }
+
+    /** A turn that throws after logging and registering a hook: neither its record nor its hook survives. */
+    @Test
+    void aFailedTurnShouldLeaveNeitherRecordsNorHooks() throws IOException {
+        List<String> hooks = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            CompletableFuture<Object> failed = writers.submit("a", c -> {
+                c.log(TYPE, "failed".getBytes(StandardCharsets.UTF_8));
+                c.afterDurable(() -> hooks.add("failed"));
+                throw new IllegalStateException("refused after its changes were staged");
+            });
+            CompletableFuture<Object> ok = writers.submit("a", c -> {
+                c.log(TYPE, "ok".getBytes(StandardCharsets.UTF_8));
+                c.afterDurable(() -> hooks.add("ok"));
+                return null;
+            });
+            assertThrows(CompletionException.class, failed::join);
+            ok.join();
+        }
+        assertEquals(List.of("ok"), hooks);
+    }
+
+    @Test
+    void aTurnThatFailsShouldLogNothing() {
+        Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir), n -> { });
+        CompletableFuture<Object> bad = writers.submit("a", c -> {
+            c.log(TYPE, "half".getBytes(StandardCharsets.UTF_8));
+            throw new IllegalStateException("validation failed after logging");
+        });
+        CompletableFuture<Object> good = writers.submit("a", c -> {
+            c.log(TYPE, "whole".getBytes(StandardCharsets.UTF_8));
+            return null;
+        });
+        assertThrows(CompletionException.class, bad::join);
+        good.join();
+        assertEquals(List.of("whole"), replayAll(dir));
+    }
+
+    @Test
+    void osModeShouldNeedNoLogAndLogNothing() {
+        try (Writers writers = new Writers("t", 1, Durability.OS, 64, null, n -> { })) {
+            assertEquals("x", writers.submit("a", c -> {
+                assertTrue(!c.logging());
+                c.log(TYPE, new byte[] {1});
+                return "x";
+            }).join());
+        }
+        assertThrows(IllegalArgumentException.class, () -> new Writers("t", 1, Durability.FSYNC, 64, null, n -> { }));
+    }
+
+    /** {@code os} mode logs nothing, but a start still replays what an earlier {@code fsync} run left in its log. */
+    @Test
+    void osModeShouldStillReplayWhatAnFsyncRunLeft() {
+        WriteAheadLog fsyncLog = new WriteAheadLog(dir, 1 << 20);
+        Writers crashed = new Writers("t", 1, Durability.FSYNC, 64, fsyncLog, n -> { }); // left open, as a kill leaves it
+        crashed.submit("a", c -> {
+            c.log(TYPE, "from fsync".getBytes(StandardCharsets.UTF_8));
+            return null;
+        }).join();
+        fsyncLog.awaitSpares();
+        List<String> seen = new ArrayList<>();
+        try (Writers writers = new Writers("t", 1, Durability.OS, 64, new WriteAheadLog(dir), n -> { })) {
+            writers.onReplay(TYPE, payload -> {
+                seen.add(StandardCharsets.UTF_8.decode(payload).toString());
+                return CompletableFuture.completedFuture(null);
+            });
+            assertEquals(1, writers.recover());
+            writers.submit("a", c -> {
+                c.log(TYPE, "from os".getBytes(StandardCharsets.UTF_8)); // not logged
+                return null;
+            }).join();
+        }
+        assertEquals(List.of("from fsync"), seen);
+        assertEquals(List.of(), replayAll(dir), "os mode logged nothing, and recovery let the fsync run's records go");
+    }
+
+    @Test
+    void fsyncModeShouldRefuseTheNoneCommitLog() {
+        assertThrows(IllegalArgumentException.class, () -> new Writers("t", 1, Durability.FSYNC, 64, CommitLog.none(), n -> { }));
+    }
+}

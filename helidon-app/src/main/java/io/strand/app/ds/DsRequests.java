@@ -1,0 +1,114 @@
+package io.strand.app.ds;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.helidon.http.HeaderName;
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.http.ServerRequest;
+import io.strand.core.Json;
+import io.strand.core.StrandException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.regex.Pattern;
+
+/**
+ * Immutable (the body limit is fixed at start-up), so any request thread uses it: reads the
+ * protocol's request headers and bodies, refusing malformed ones with 400 and oversize bodies with
+ * 413.
+ */
+final class DsRequests {
+    /** Bodies above the limit but below this are read and discarded before the 413, so clients see the answer. */
+    static final long DRAIN_LIMIT = 64L << 20;
+    /** Whole numbers as the protocol's headers spell them: no sign, no leading zeros. */
+    static final Pattern DECIMAL = Pattern.compile("0|[1-9][0-9]{0,15}");
+
+    private final long maxBodyBytes;
+
+    DsRequests(long maxBodyBytes) {
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    static String header(ServerRequest req, HeaderName name) {
+        return req.headers().first(name).orElse(null);
+    }
+
+    static boolean closedFlag(ServerRequest req) {
+        String v = header(req, DsHeaders.CLOSED);
+        return v != null && v.trim().equalsIgnoreCase("true");
+    }
+
+    static Long ttl(ServerRequest req) {
+        String v = header(req, DsHeaders.TTL);
+        if (v == null) {
+            return null;
+        }
+        if (!DECIMAL.matcher(v).matches()) {
+            throw StrandException.badRequest("Stream-TTL must be whole seconds without sign or leading zeros, not '" + v + "'");
+        }
+        return Long.parseLong(v);
+    }
+
+    static Instant expiresAt(ServerRequest req) {
+        String v = header(req, DsHeaders.EXPIRES_AT);
+        if (v == null) {
+            return null;
+        }
+        try {
+            return OffsetDateTime.parse(v, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
+        } catch (DateTimeParseException e) {
+            throw StrandException.badRequest("Stream-Expires-At must be an RFC 3339 timestamp, not '" + v + "'");
+        }
+    }
+
+    static String location(ServerRequest req) {
+        String host = req.headers().first(HeaderNames.HOST).orElse("localhost");
+        return "http://" + host + req.path().rawPath();
+    }
+
+    /** The wake's callback token: callbacks authenticate with it instead of a Strand token. */
+    static String wakeToken(ServerRequest req) {
+        String v = header(req, HeaderNames.AUTHORIZATION);
+        if (v == null || !v.startsWith("Bearer ")) {
+            throw new DsFailure(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
+        }
+        return v.substring(7);
+    }
+
+    /** A control API's JSON body ({@code {}} when empty); the protocol's 400 when it is not JSON. */
+    JsonNode jsonBody(ServerRequest req) {
+        byte[] b = body(req);
+        if (b.length == 0) {
+            return Json.MAPPER.createObjectNode();
+        }
+        try {
+            return Json.parse(b);
+        } catch (RuntimeException e) {
+            throw new DsFailure(400, "INVALID_REQUEST", "Invalid JSON body");
+        }
+    }
+
+    /** The body, refused with 413 past the limit after reading it (up to a bound) so the client sees the answer. */
+    byte[] body(ServerRequest req) {
+        if (!req.content().hasEntity()) {
+            return new byte[0];
+        }
+        try (InputStream in = req.content().inputStream()) {
+            byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+            if (b.length > maxBodyBytes) {
+                long left = DRAIN_LIMIT;
+                byte[] sink = new byte[64 * 1024];
+                int n;
+                while (left > 0 && (n = in.read(sink)) > 0) {
+                    left -= n;
+                }
+                throw StrandException.tooLarge("request body exceeds the limit of " + maxBodyBytes + " bytes");
+            }
+            return b;
+        } catch (IOException e) {
+            throw StrandException.badRequest("cannot read the request body: " + e.getMessage());
+        }
+    }
+}
