@@ -5,6 +5,7 @@ import io.strand.app.stores.LocalWrites;
 import io.strand.app.stores.Stores;
 import io.strand.cluster.ShardEngine;
 import io.strand.core.StrandException;
+import io.strand.docstore.DocStore;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
