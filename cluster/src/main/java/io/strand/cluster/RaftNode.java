@@ -217,8 +217,13 @@ public final class RaftNode implements AutoCloseable {
 
     /** A one-shot client for admin calls on {@code group} (no retry, short timeout). */
     RaftClient adminClient(RaftGroup group) {
+        return adminClient(group, java.time.Duration.ofSeconds(2));
+    }
+
+    /** {@link #adminClient(RaftGroup)} with another request timeout (a call that does real work on the peer). */
+    RaftClient adminClient(RaftGroup group, java.time.Duration timeout) {
         RaftProperties p = new RaftProperties();
-        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(java.time.Duration.ofSeconds(2)));
+        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(timeout));
         return RaftClient.newBuilder().setRaftGroup(group).setProperties(p).setRetryPolicy(RatisConfig.noRetry()).build();
     }
 

@@ -62,6 +62,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class StrandServer implements AutoCloseable {
     /** How often open sockets re-check their token (revocation and expiry reach them within this). */
     static final long TOKEN_SWEEP_MILLIS = 1000;
+    /** How long a shard's apply thread waits for subscriptions on its closing stores to end (a stalled client is not waited for). */
+    static final java.time.Duration SUBSCRIPTIONS_END_WAIT = java.time.Duration.ofSeconds(2);
     private final ServerConfig config;
     private final StrandMetrics metrics = new StrandMetrics();
     private final Writers writers;
@@ -198,6 +200,12 @@ public final class StrandServer implements AutoCloseable {
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
         if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
             jwt.onRevoked(sockets::sweepSoon); // a revocation made on another node reaches this one's sockets at once
+        }
+        if (cluster != null) {
+            // a snapshot from the leader replaces a lagging replica's stores: subscriptions on them end first,
+            // each with a retryable error and its next seq, so the client resumes on the new stores exactly
+            cluster.onStoresClosing(shard -> sockets.endSubscriptions(ws -> cluster.spec().shardOf(ws) == shard,
+                    ClusterPlacement.storesClosing(shard), SUBSCRIPTIONS_END_WAIT));
         }
         this.guard = new ConnectionGuard(config.headerTimeout(), config.bodyTimeout(), config.maxConnections(),
                 config.maxConnectionsPerIp());

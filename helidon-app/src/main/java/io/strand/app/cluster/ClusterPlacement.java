@@ -55,8 +55,8 @@ public final class ClusterPlacement implements Placement {
     private final StrandMetrics metrics;
     private final ClusterSpec spec;
     private final Map<Integer, StoresEngine> engines = new ConcurrentHashMap<>();
-    /** Told when a shard's stores were replaced (a snapshot installed): subscriptions on the old ones end. */
-    private final List<IntConsumer> replacedListeners = new CopyOnWriteArrayList<>();
+    /** Told just before a shard's stores close (see {@link #onStoresClosing}). */
+    private final List<IntConsumer> closingListeners = new CopyOnWriteArrayList<>();
     private final RaftNode node;
     /** {@link #node} for the rollers, which start (inside {@link RaftNode#start}) before it is assigned. */
     private final java.util.concurrent.atomic.AtomicReference<RaftNode> raft = new java.util.concurrent.atomic.AtomicReference<>();
@@ -69,7 +69,7 @@ public final class ClusterPlacement implements Placement {
         this.config = config;
         this.metrics = metrics;
         ServerConfig.Cluster c = config.cluster();
-        ClusterSpec base = ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas());
+        ClusterSpec base = tuned(ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas()));
         this.spec = c.joining() ? base.joiningAs(base.member(c.nodeId()).orElseThrow(() -> new IllegalArgumentException(
                 "--node-id " + c.nodeId() + " is not in --cluster " + c.members())), config.dataDir()) : base;
         io.strand.coldtier.ColdStoreConfig cold = config.coldStoreConfig();
@@ -116,6 +116,20 @@ public final class ClusterPlacement implements Placement {
         return new ClusterPlacement(config, metrics);
     }
 
+    /**
+     * Hidden settings for fault tests, read as system properties like {@code strand.failpoint}:
+     * {@code strand.cluster.snapshotEvery} (applied entries between snapshots, default
+     * {@value ClusterSpec#DEFAULT_SNAPSHOT_EVERY}) and {@code strand.cluster.segmentBytes} (Raft log
+     * segment size, default 8 MiB), so a test can make the leader purge its log behind a snapshot
+     * after a few hundred writes and force a snapshot install on a follower.
+     */
+    static ClusterSpec tuned(ClusterSpec spec) {
+        Long every = Long.getLong("strand.cluster.snapshotEvery");
+        Long segment = Long.getLong("strand.cluster.segmentBytes");
+        ClusterSpec out = every == null ? spec : spec.withSnapshotEvery(every, spec.snapshotOnStop());
+        return segment == null ? out : out.withSegmentSizeMax(segment);
+    }
+
     private final class Factory implements ShardEngineFactory {
         @Override
         public ShardEngine open(int shard, Path liveDir) {
@@ -129,15 +143,31 @@ public final class ClusterPlacement implements Placement {
                             : n.submit(shard, ShardCommands.coldCovered(ws, log, coldLast));
                 });
             }
-            StoresEngine engine = new StoresEngine(stores);
-            engines.put(shard, engine);
-            return engine;
+            StoresEngine[] self = new StoresEngine[1];
+            self[0] = new StoresEngine(stores, () -> closing(shard, self[0]));
+            engines.put(shard, self[0]);
+            return self[0];
         }
 
         @Override
         public void replaced(int shard, ShardEngine old, ShardEngine now) {
             engines.put(shard, (StoresEngine) now);
-            replacedListeners.forEach(l -> l.accept(shard));
+        }
+    }
+
+    /**
+     * On the shard's apply thread, before {@code engine}'s stores close: requests stop finding them
+     * ({@link #local} answers {@code 503} until the new ones are open), then the listeners let go.
+     */
+    private void closing(int shard, StoresEngine engine) {
+        engines.remove(shard, engine);
+        for (IntConsumer l : closingListeners) {
+            try {
+                l.accept(shard);
+            } catch (RuntimeException e) {
+                System.getLogger("strand.cluster").log(System.Logger.Level.WARNING, "shard " + shard
+                        + ": a listener failed before its stores closed", e);
+            }
         }
     }
 
@@ -199,8 +229,22 @@ public final class ClusterPlacement implements Placement {
         return node;
     }
 
-    public void onReplaced(IntConsumer listener) {
-        replacedListeners.add(listener);
+    /**
+     * {@code listener} is told (on the shard's apply thread, with the shard) just before a shard's
+     * stores on this node close: a snapshot from the leader replaces them (a follower that fell
+     * behind the leader's purged log), the replica is removed by {@code replace}, or the node stops.
+     * Whatever still reads those stores (subscriptions) must end before it returns; the shard's
+     * new stores, if any, open right after.
+     */
+    public void onStoresClosing(IntConsumer listener) {
+        closingListeners.add(listener);
+    }
+
+    /** What a subscription on a shard's closing stores ends with: retryable, resume from its {@code next}. */
+    public static StrandException storesClosing(int shard) {
+        return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + "'s replica on this node is being rebuilt"
+                + " (a snapshot from the leader replaces it) or removed: subscribe again from 'next', here or on"
+                + " another node", Map.of("retryable", true, "shard", shard));
     }
 
     @Override
