@@ -277,6 +277,17 @@ public final class RaftNode implements AutoCloseable {
         return division(shard).map(d -> d.getInfo().isAlive()).orElse(false);
     }
 
+    /**
+     * The current term while this node's replica of {@code shard} leads its group and is ready (it
+     * has committed an entry of its own term, so it has applied everything committed before it),
+     * else -1. Who may write the shard's part of a shared cold tier (SPEC §13); cheap (no I/O).
+     */
+    public long leaderTerm(int shard) {
+        return division(shard).map(RaftServer.Division::getInfo)
+                .filter(info -> info.isLeader() && info.isLeaderReady())
+                .map(org.apache.ratis.server.DivisionInfo::getCurrentTerm).orElse(-1L);
+    }
+
     /** The engine of this node's replica of {@code shard}, if it holds one (it changes on snapshot install). */
     public Optional<ShardEngine> engine(int shard) {
         return hosts(shard) ? Optional.ofNullable(machines.get(shard)).map(ShardStateMachine::engine) : Optional.empty();

@@ -23,6 +23,11 @@ import java.util.function.UnaryOperator;
  * run concurrently (here or in other processes) because every manifest change is a conditional
  * commit that re-reads and re-applies after a lost race. The log has one roller (its owner).
  *
+ * <p>Fencing ({@link WriterTerm}): in a cluster every replica reads the shared store, but only the
+ * shard's leader writes it. Each commit attempt reads the writer's term, refuses when this process
+ * may not write or the stored manifest carries a higher term, and stamps its own; uploads and
+ * deletes before a commit check that this process may still write. Readers never consult the term.
+ *
  * <p>Object keys: {@code {ws}/{log}/manifest.json} and {@code {ws}/{log}/seg/{firstSeq:020d}-{lastSeq:020d}.seg},
  * below the store's own prefix. Readers trust the manifest, never a listing.
  */
@@ -33,12 +38,19 @@ public final class ColdLog {
     private final BlockCache cache;
     private final ColdLogConfig config;
     private final ManifestStore manifests;
+    private final WriterTerm writerTerm;
     private final String prefix;
     private final String manifestKey;
     /** The manifest as last seen; commits only move it forward, {@link #refresh()} takes whatever is stored. */
     private final AtomicReference<ManifestStore.Snapshot> snapshot = new AtomicReference<>();
 
     public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config) {
+        this(store, ws, log, cache, config, WriterTerm.NONE);
+    }
+
+    /** As above, every manifest commit (and every upload or delete leading to one) fenced by {@code writerTerm}. */
+    public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config, WriterTerm writerTerm) {
+        this.writerTerm = writerTerm;
         this.store = store;
         this.ws = Names.workspace(ws);
         this.log = Names.object("log", log);
@@ -439,6 +451,9 @@ public final class ColdLog {
      */
     public void deleteManifest() {
         guard(() -> {
+            if (mayWrite("delete the manifest") > 0) {
+                fence(refresh(), "delete the manifest"); // a single node (term 0) deletes without a read first, as before
+            }
             store.delete(manifestKey);
             snapshot.set(new ManifestStore.Snapshot(Manifest.empty(ws, log), null));
             return null;
@@ -448,6 +463,7 @@ public final class ColdLog {
     /** Deletes every object under this log's prefix (after {@link #deleteManifest}); returns how many. */
     public int deleteObjects() {
         return guard(() -> {
+            mayWrite("delete the objects under " + prefix);
             int deleted = 0;
             for (ColdStore.ObjectInfo o : store.list(prefix)) {
                 store.delete(o.key());
@@ -496,10 +512,12 @@ public final class ColdLog {
     Manifest update(String what, UnaryOperator<Manifest> change) {
         ManifestStore.Snapshot s = snapshot();
         for (int attempt = 1; attempt <= config.maxCommitAttempts(); attempt++) {
+            long term = fence(s.manifest(), what);
             Manifest next = change.apply(s.manifest());
             if (next == null) {
                 return s.manifest();
             }
+            next = next.withTerm(Math.max(term, s.manifest().term()));
             switch (manifests.commit(manifestKey, s, next)) {
                 case ManifestStore.Committed c -> {
                     adopt(c.snapshot());
@@ -514,6 +532,36 @@ public final class ColdLog {
         throw new StrandException(ErrorCode.VERSION_CONFLICT, "cold manifest " + manifestKey + ": " + what
                 + " lost the commit race " + config.maxCommitAttempts() + " times in a row",
                 Map.of("generation", s.manifest().generation()));
+    }
+
+    /**
+     * The writer's term, checked against {@code stored} (a manifest this commit would replace):
+     * throws {@code unavailable} when this process may not write the cold tier now, and
+     * {@code version_conflict} (extras {@code term}, {@code manifestTerm}) when a newer leader has
+     * committed this manifest. A store read or commit is never attempted by a fenced writer.
+     */
+    long fence(Manifest stored, String what) {
+        long term = mayWrite(what);
+        if (term > 0 && stored.term() > term) {
+            throw new StrandException(ErrorCode.VERSION_CONFLICT, "cold manifest " + manifestKey + ": " + what
+                    + " refused: a leader of term " + stored.term() + " committed it, this writer's term " + term
+                    + " is deposed", Map.of("term", term, "manifestTerm", stored.term(), "fenced", true));
+        }
+        return term;
+    }
+
+    /**
+     * The writer's term when this process may write the cold tier now (0 unfenced, ≥ 1 a leader's term);
+     * throws {@code unavailable} (retryable) otherwise. Checked before every upload and delete.
+     */
+    long mayWrite(String what) {
+        long term = writerTerm.current();
+        if (term < 0) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cold log " + ws + "/" + log + ": " + what
+                    + " refused: this node does not lead the log's shard (only the leader writes the cold tier)",
+                    Map.of("retryable", true, "fenced", true));
+        }
+        return term;
     }
 
     private <T> T guard(java.util.function.Supplier<T> body) {

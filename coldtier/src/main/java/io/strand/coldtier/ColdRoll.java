@@ -72,6 +72,7 @@ final class ColdRoll {
 
     /** Step 3: uploads under the deterministic key; an object already there (an earlier attempt) is replaced by the same bytes. */
     static void upload(ColdLog log, Prepared p) {
+        log.mayWrite("upload " + p.key());
         log.store().put(p.key(), p.file());
     }
 

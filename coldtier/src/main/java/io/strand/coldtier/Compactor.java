@@ -140,6 +140,7 @@ public final class Compactor {
      */
     int collectGarbage(Instant now) {
         Manifest m = log.refresh();
+        log.fence(m, "collect garbage");
         Set<String> live = new HashSet<>();
         m.segments().forEach(s -> live.add(s.key()));
         Set<String> due = new HashSet<>();

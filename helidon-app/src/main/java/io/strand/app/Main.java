@@ -2,6 +2,7 @@ package io.strand.app;
 
 import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
+import io.strand.app.cluster.ClusterAuth;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -92,8 +93,12 @@ public final class Main {
      */
     public static void serve(ServerConfig config) throws InterruptedException {
         config.logging().install();
-        Authenticator auth = config.auth() ? JwtAuthenticator.open(config.dataDir()) : Authenticator.OPEN;
-        StrandServer server = StrandServer.recovering(config, auth).start();
+        // single node: the data directory's own auth state, opened before the stores as always; a cluster's
+        // is in its _system shard, so it is opened over the placement
+        Authenticator single = config.auth() && config.cluster() == null ? JwtAuthenticator.open(config.dataDir()) : Authenticator.OPEN;
+        StrandServer server = StrandServer.recoveringWith(config, placement -> config.auth() && config.cluster() != null
+                ? ClusterAuth.open(config.dataDir(), placement) : single).start();
+        Authenticator auth = server.authenticator();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
@@ -101,7 +106,8 @@ public final class Main {
         }, "strand-shutdown"));
         System.out.println("strand listening on " + server.url());
         if (auth instanceof JwtAuthenticator jwt) {
-            System.out.println("strand root token: " + jwt.rootTokenFile());
+            System.out.println("strand root token: " + jwt.rootTokenFile() + (jwt.keyed() ? ""
+                    : " (written once the cluster's signing key is loaded from its _system shard)"));
         } else {
             System.err.println("strand: auth is off (--auth false): every request acts as root");
         }

@@ -99,7 +99,7 @@ public final class StrandServer implements AutoCloseable {
      * system when not null (tests simulate a full disk where a small file system cannot be mounted).
      */
     public StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace) {
-        this(config, authenticator, freeSpace, null);
+        this(config, placement -> authenticator, freeSpace, null);
     }
 
     /**
@@ -108,6 +108,15 @@ public final class StrandServer implements AutoCloseable {
      * takes it over. What {@code strand serve} runs.
      */
     public static StrandServer recovering(ServerConfig config, Authenticator authenticator) {
+        return recoveringWith(config, placement -> authenticator);
+    }
+
+    /**
+     * As {@link #recovering(ServerConfig, Authenticator)}, the authenticator made over the node's
+     * placement once the stores are open (a cluster node's auth state is in its {@code _system}
+     * shard); the server closes it before the stores.
+     */
+    public static StrandServer recoveringWith(ServerConfig config, java.util.function.Function<Placement, Authenticator> authenticator) {
         RecoveryListener listener = RecoveryListener.start(config.host(), config.port());
         try {
             return new StrandServer(config, authenticator, null, listener);
@@ -117,13 +126,14 @@ public final class StrandServer implements AutoCloseable {
         }
     }
 
-    private StrandServer(ServerConfig config, Authenticator authenticator, DiskSpace.FreeSpace freeSpace, RecoveryListener recovering) {
+    private StrandServer(ServerConfig config, java.util.function.Function<Placement, Authenticator> authFor,
+            DiskSpace.FreeSpace freeSpace, RecoveryListener recovering) {
         this.recovering = recovering;
         this.config = config;
-        this.authenticator = authenticator;
         if (config.cluster() != null) {
-            // a cluster: one store set per shard replica; the cold tier, retention and Durable Streams are single-node
-            // features for now (they keep node-local state that is not replicated), so their routes answer 501
+            // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node); retention
+            // and Durable Streams are single-node features for now (they keep node-local state that is not
+            // replicated), so their routes answer 501
             ClusterPlacement cluster = ClusterPlacement.start(config, metrics);
             this.placement = cluster;
             this.cluster = cluster;
@@ -137,7 +147,9 @@ public final class StrandServer implements AutoCloseable {
             this.retention = null;
             System.getLogger("strand").log(System.Logger.Level.INFO, "cluster node " + config.cluster().nodeId() + ": "
                     + config.cluster().shards() + " shards over " + config.cluster().members()
-                    + "; no cold tier in cluster mode yet, so logs stay hot");
+                    + (cluster.hasColdTier() ? "; cold tier " + config.cold() + " shared by every"
+                    + " node (each shard's leader rolls and compacts)" : "; no --cold, so logs stay hot (each node's data"
+                    + " directory is its own; give every node the same --cold to tier them)"));
         } else {
             Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
             this.placement = new SingleNode(home);
@@ -155,6 +167,8 @@ public final class StrandServer implements AutoCloseable {
                     io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
             singleNodeMetrics();
         }
+        coldMetrics();
+        this.authenticator = authFor.apply(placement);
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         this.audit = new AuditLog(placement);
         long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();
@@ -184,6 +198,9 @@ public final class StrandServer implements AutoCloseable {
                 new ConcurrentHashMap<>());
         this.sockets = socketContext.sockets();
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
+        if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
+            jwt.onRevoked(sockets::sweepSoon); // a revocation made on another node reaches this one's sockets at once
+        }
         if (cluster != null) {
             // a snapshot from the leader replaces a lagging replica's stores: subscriptions on them end first,
             // each with a retryable error and its next seq, so the client resumes on the new stores exactly
@@ -224,7 +241,8 @@ public final class StrandServer implements AutoCloseable {
                 .directHandlers(DirectRefusals.all(guard)) // refusals before routing get the SPEC §2 body too
                 .errorHandling(e -> e.includeEntity(true)) // pass Helidon's (escaped, safe) reason to DirectRefusals
                 .connectionOptions(o -> o.tcpNoDelay(true)) // small frames and replies must not wait for delayed ACKs
-                .addFeature(ObserveFeature.just(health(placement, disk, replayed, replayMillis), MetricsObserver.builder()
+                .addFeature(ObserveFeature.just(health(placement, disk, replayed, replayMillis, cluster != null
+                        && authenticator instanceof JwtAuthenticator jwt ? jwt::keyed : null), MetricsObserver.builder()
                         .metricsConfig(StrandMetrics.metricsConfig()).build()))
                 .addFeature(io.strand.app.http.RedactedRequestLine.feature()) // never prints ?token= values
                 .routing(r -> routing(r, this))
@@ -232,7 +250,8 @@ public final class StrandServer implements AutoCloseable {
                 .build();
     }
 
-    private void singleNodeMetrics() {
+    /** The cold tier's counters, summed over this node's store sets (a cluster node's shards share one block cache). */
+    private void coldMetrics() {
         metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
         metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
         metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
@@ -240,6 +259,9 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
         metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
         metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
+    }
+
+    private void singleNodeMetrics() {
         metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
         metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
         metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
@@ -269,10 +291,18 @@ public final class StrandServer implements AutoCloseable {
      * system, DOWN below the {@code --min-free-disk} reserve, when writes get {@code 507}. That one is
      * a readiness check: a restart frees no space (so liveness stays UP), reads keep working, and it
      * turns UP again by itself once space is freed. The {@code agents} liveness check lists every
-     * background job ({@link AgentsHealth}).
+     * background job ({@link AgentsHealth}). A cluster node with auth has an {@code auth} readiness
+     * check, DOWN until it has loaded the cluster's signing key ({@code authKeyed}, null elsewhere).
      */
-    private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis) {
-        return HealthObserver.builder()
+    private static HealthObserver health(Placement placement, DiskSpace disk, long replayed, long replayMillis,
+            java.util.function.BooleanSupplier authKeyed) {
+        var builder = HealthObserver.builder();
+        if (authKeyed != null) {
+            builder.addCheck(() -> io.helidon.health.HealthCheckResponse.builder().status(authKeyed.getAsBoolean())
+                    .detail("signingKey", authKeyed.getAsBoolean() ? "loaded" : "waiting for the _system shard").build(),
+                    io.helidon.health.HealthCheckType.READINESS, "auth");
+        }
+        return builder
                 .details(true)
                 .useSystemServices(false) // Helidon's discovered diskSpace check looks at "/", not the data directory
                 .addCheck(io.helidon.health.checks.HealthChecks.deadlockCheck())
@@ -309,18 +339,14 @@ public final class StrandServer implements AutoCloseable {
     }
 
     private Number coldStat(String name) {
-        return logs.coldStats().get(name) instanceof Number n ? n : 0;
+        java.util.stream.LongStream values = placement.all().stream().map(st -> st.logs().coldStats().get(name))
+                .filter(Number.class::isInstance).mapToLong(v -> ((Number) v).longValue());
+        return name.startsWith("cache") ? values.max().orElse(0) : values.sum(); // one cache, seen by every shard
     }
 
     /** The cold store named by {@code --cold} (default: a directory under the data dir). */
     private static ColdTier openColdTier(ServerConfig config) {
-        ColdStoreConfig store = ColdStoreConfig.parse(config.cold());
-        if (store.isS3()) {
-            if (config.s3Endpoint() != null && !config.s3Endpoint().isBlank()) {
-                store = store.withEndpoint(java.net.URI.create(config.s3Endpoint()));
-            }
-            store = store.withRegion(config.s3Region()).withPathStyle(config.s3PathStyle());
-        }
+        ColdStoreConfig store = config.coldStoreConfig();
         return new ColdTier(store.open(), new BlockCache(BlockCache.DEFAULT_BUDGET_BYTES),
                 ColdLogConfig.defaults(config.dataDir().resolve("cold-tmp")));
     }
@@ -337,11 +363,12 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)));
         if (s.cluster == null) {
-            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
+            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, ColdHttp.ColdWriters.ANY_NODE)))
                     .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
                     .any("/ds/*", s.dsHttp);
         } else {
             routing.register("/v1", routes.recording("/v1", new ClusterHttp(s.cluster, io, s.audit, s::url)))
+                    .register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, s.cluster::requireColdWriter)))
                     .register("/v1", routes.recording("/v1", new SingleNodeOnly()))
                     .any("/ds/*", SingleNodeOnly::refuse);
         }
@@ -382,6 +409,11 @@ public final class StrandServer implements AutoCloseable {
         return config;
     }
 
+    /** Who checks this server's tokens. */
+    public Authenticator authenticator() {
+        return authenticator;
+    }
+
     /** Stops accepting, then flushes and closes every queue and map. */
     @Override
     public void close() {
@@ -394,6 +426,9 @@ public final class StrandServer implements AutoCloseable {
         if (dsHttp != null) {
             dsHttp.close();
             retention.close();
+        }
+        if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
+            jwt.close(); // its follower reads the _system shard's stores
         }
         placement.close();
         try {

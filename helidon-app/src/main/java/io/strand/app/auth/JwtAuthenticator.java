@@ -7,7 +7,7 @@ import com.nimbusds.jose.crypto.MACSigner;
 import com.nimbusds.jose.crypto.MACVerifier;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
-import io.strand.app.auth.TokenJournal.TokenRecord;
+import io.strand.app.auth.TokenRegistry.TokenRecord;
 import io.strand.core.ErrorCode;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
@@ -18,28 +18,52 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.text.ParseException;
+import java.util.Arrays;
 import java.util.Date;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.LongSupplier;
 
 /**
  * Signed tokens (SPEC §8): HS256 JWTs with claims {@code ws} (a workspace or {@code *}),
- * {@code scope}, {@code exp} and {@code jti}, signed with the data directory's 256-bit secret
- * (nimbus-jose-jwt does the crypto). A token is accepted only if it is HS256, its signature checks,
- * it has not expired, and its {@code jti} was minted here and not revoked ({@link TokenJournal}).
- * Thread-safe: the key material is immutable and token state lives in the journal.
+ * {@code scope}, {@code exp} and {@code jti}, signed with a 256-bit secret (nimbus-jose-jwt does the
+ * crypto). A token is accepted only if it is HS256, its signature checks, it has not expired, and
+ * its {@code jti} was minted and not revoked ({@link TokenRegistry}).
+ * Thread-safe: the key material is immutable once published (one volatile write) and token state
+ * lives in the registry.
+ *
+ * <p>Single node ({@link #open}): the secret is the data directory's own ({@link AuthFiles}), the
+ * registry its {@link TokenJournal}, and the root token a minted one like any other. Cluster
+ * (SPEC §13, {@link #awaitingSharedSecret}): the secret is the cluster's, published here by
+ * {@link #useSharedSecret} once the node has read it; until then every check answers {@code 503
+ * unavailable}. The root token is then derived from the secret alone (jti {@value #ROOT_JTI},
+ * issued when the secret was created), so every node writes byte-identical {@code root.token} files;
+ * it is not in the registry and cannot be revoked.
  */
 public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     /** The root token's lifetime: ten years. */
     public static final long ROOT_TTL_SECONDS = 10L * 366 * 24 * 3600;
+    /** The id of a cluster's derived root token (minted ids are 32 hex digits, so none is this). */
+    public static final String ROOT_JTI = "root";
     static final int MAX_TOKEN_CHARS = 4096;
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final MACSigner signer;
-    private final MACVerifier verifier;
-    private final TokenJournal journal;
+    /** Null until the secret is known (a cluster node that has not read it yet). */
+    private volatile Keys keys;
+    private final TokenRegistry journal;
     private final LongSupplier nowSeconds;
     private final Path rootTokenFile;
+
+    /** The key material; {@code derivedRoot} is the cluster's root token's record (null on a single node). */
+    private record Keys(MACSigner signer, MACVerifier verifier, TokenRecord derivedRoot) {
+        static Keys of(byte[] secret, TokenRecord derivedRoot) {
+            try {
+                return new Keys(new MACSigner(secret), new MACVerifier(secret), derivedRoot);
+            } catch (JOSEException e) {
+                throw new IllegalStateException("the signing key is unusable: " + e.getMessage(), e);
+            }
+        }
+    }
 
     /** What a mint returns: the token, its id and its expiry (epoch seconds). */
     public record Minted(String token, String jti, long exp) {
@@ -49,13 +73,8 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     public record TokenInfo(String jti, String ws, Scope scope, long exp, boolean revoked) {
     }
 
-    private JwtAuthenticator(byte[] secret, TokenJournal journal, LongSupplier nowSeconds, Path rootTokenFile) {
-        try {
-            this.signer = new MACSigner(secret);
-            this.verifier = new MACVerifier(secret);
-        } catch (JOSEException e) {
-            throw new IllegalStateException("the signing key is unusable: " + e.getMessage(), e);
-        }
+    private JwtAuthenticator(Keys keys, TokenRegistry journal, LongSupplier nowSeconds, Path rootTokenFile) {
+        this.keys = keys;
         this.journal = journal;
         this.nowSeconds = nowSeconds;
         this.rootTokenFile = rootTokenFile;
@@ -79,9 +98,58 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         }
         byte[] secret = AuthFiles.secret(dataDir);
         TokenJournal journal = TokenJournal.open(dataDir, nowSeconds.getAsLong());
-        JwtAuthenticator auth = new JwtAuthenticator(secret, journal, nowSeconds, dataDir.resolve(AuthFiles.ROOT_TOKEN));
+        JwtAuthenticator auth = new JwtAuthenticator(Keys.of(secret, null), journal, nowSeconds, dataDir.resolve(AuthFiles.ROOT_TOKEN));
         auth.ensureRootToken();
         return auth;
+    }
+
+    /**
+     * A cluster node's authenticator before it knows the cluster's secret: tokens live in
+     * {@code registry}; {@link #useSharedSecret} publishes the secret and writes {@code rootTokenFile}.
+     */
+    public static JwtAuthenticator awaitingSharedSecret(TokenRegistry registry, Path rootTokenFile, LongSupplier nowSeconds) {
+        return new JwtAuthenticator(null, registry, nowSeconds, rootTokenFile);
+    }
+
+    /** True once the secret is known (at once on a single node). */
+    public boolean keyed() {
+        return keys != null;
+    }
+
+    /**
+     * Publishes the cluster's secret (created at {@code createdAtSeconds}) and writes the root token
+     * it derives to {@code root.token} unless the file holds it already. The same secret again is a
+     * no-op; another one is refused (the cluster's secret never changes).
+     */
+    public synchronized void useSharedSecret(byte[] secret, long createdAtSeconds) {
+        TokenRecord root = new TokenRecord(ROOT_JTI, "*", Scope.ADMIN, createdAtSeconds + ROOT_TTL_SECONDS, false);
+        Keys shared = Keys.of(secret, root);
+        String token = sign(shared, root, createdAtSeconds);
+        if (keys != null) {
+            if (keys.derivedRoot() == null || !sign(keys, root, createdAtSeconds).equals(token)) {
+                throw new IllegalStateException("this node already signs with another secret");
+            }
+            return;
+        }
+        try {
+            byte[] content = (token + "\n").getBytes(StandardCharsets.US_ASCII);
+            if (!Files.exists(rootTokenFile) || !Arrays.equals(Files.readAllBytes(rootTokenFile), content)) {
+                AuthFiles.writePrivate(rootTokenFile, content);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + rootTokenFile, e);
+        }
+        keys = shared;
+    }
+
+    /** The key material, or {@code 503} while a cluster node has not read the cluster's secret yet. */
+    private Keys keys() {
+        Keys k = keys;
+        if (k == null) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "this node has not loaded the cluster's signing key yet "
+                    + "(it waits for a quorum of the _system workspace's shard)", Map.of("retryable", true));
+        }
+        return k;
     }
 
     private void ensureRootToken() {
@@ -121,7 +189,8 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
 
     /** As {@link #mint(String, Scope, long)} with the id {@code jti} from {@link #newJti()}. */
     public Minted mint(String ws, Scope scope, long ttlSeconds, String jti) {
-        if (!TokenJournal.isJti(jti) || journal.find(jti).isPresent()) {
+        Keys k = keys();
+        if (!TokenJournal.isJti(jti) || ROOT_JTI.equals(jti) && k.derivedRoot() != null || journal.find(jti).isPresent()) {
             throw new IllegalArgumentException("not a fresh token id: " + jti);
         }
         if (!"*".equals(ws) && !Names.isWorkspace(ws)) {
@@ -131,22 +200,41 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
             throw StrandException.badRequest("ttlSeconds must be 1.." + ROOT_TTL_SECONDS + ", not " + ttlSeconds);
         }
         long now = nowSeconds.getAsLong();
-        long exp = now + ttlSeconds;
+        TokenRecord t = new TokenRecord(jti, ws, scope, now + ttlSeconds, false);
+        String token = sign(k, t, now);
+        journal.minted(t);
+        return new Minted(token, jti, t.exp());
+    }
+
+    /** The JWT of {@code t} issued at {@code iat}: the same bytes for the same key and arguments (HS256 is deterministic). */
+    private static String sign(Keys k, TokenRecord t, long iat) {
         JWTClaimsSet claims = new JWTClaimsSet.Builder()
-                .claim("ws", ws)
-                .claim("scope", scope.wire())
-                .issueTime(new Date(now * 1000))
-                .expirationTime(new Date(exp * 1000))
-                .jwtID(jti)
+                .claim("ws", t.ws())
+                .claim("scope", t.scope().wire())
+                .issueTime(new Date(iat * 1000))
+                .expirationTime(new Date(t.exp() * 1000))
+                .jwtID(t.jti())
                 .build();
         SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
         try {
-            jwt.sign(signer);
+            jwt.sign(k.signer());
         } catch (JOSEException e) {
             throw new IllegalStateException("cannot sign a token: " + e.getMessage(), e);
         }
-        journal.minted(new TokenRecord(jti, ws, scope, exp, false));
-        return new Minted(jwt.serialize(), jti, exp);
+        return jwt.serialize();
+    }
+
+    /**
+     * What is known of {@code jti}: the cluster's derived root, or the registry's record; with
+     * {@code current}, a registry that lags behind other nodes catches up before answering "unknown".
+     */
+    private Optional<TokenRecord> lookup(String jti, boolean current) {
+        Keys k = keys;
+        if (k != null && k.derivedRoot() != null && ROOT_JTI.equals(jti)) {
+            return Optional.of(k.derivedRoot());
+        }
+        Optional<TokenRecord> known = journal.find(jti);
+        return known.isPresent() || !current ? known : journal.findCurrent(jti);
     }
 
     /** The token with this id, if this server minted it and it has not been tidied away after expiry. */
@@ -154,12 +242,22 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         if (!TokenJournal.isJti(jti)) {
             return Optional.empty();
         }
-        return journal.find(jti).map(t -> new TokenInfo(t.jti(), t.ws(), t.scope(), t.exp(), t.revoked()));
+        return lookup(jti, true).map(t -> new TokenInfo(t.jti(), t.ws(), t.scope(), t.exp(), t.revoked()));
     }
 
     /** Revokes durably; false if the id is unknown. Open sockets notice within a sweep. */
     public boolean revoke(String jti) {
+        Keys k = keys;
+        if (k != null && k.derivedRoot() != null && ROOT_JTI.equals(jti)) {
+            throw new StrandException(ErrorCode.FORBIDDEN, "the cluster's root token is derived from the cluster's secret "
+                    + "and cannot be revoked; keep root.token private and mint admin tokens for people and services");
+        }
         return TokenJournal.isJti(jti) && journal.revoke(jti);
+    }
+
+    /** Runs {@code listener} whenever a revocation reaches this node (see {@link TokenRegistry#onRevoked}). */
+    public void onRevoked(Runnable listener) {
+        journal.onRevoked(listener);
     }
 
     @Override
@@ -170,6 +268,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         if (token.length() > MAX_TOKEN_CHARS) {
             throw Authenticator.unauthorized("malformed token: longer than " + MAX_TOKEN_CHARS + " characters");
         }
+        Keys k = keys();
         SignedJWT jwt;
         JWTClaimsSet claims;
         try {
@@ -182,7 +281,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
             throw Authenticator.unauthorized("tokens must be signed with HS256, not " + jwt.getHeader().getAlgorithm());
         }
         try {
-            if (!jwt.verify(verifier)) {
+            if (!jwt.verify(k.verifier())) {
                 throw Authenticator.unauthorized("bad token signature");
             }
         } catch (JOSEException e) {
@@ -192,7 +291,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         if (p.expEpochSeconds() <= nowSeconds.getAsLong()) {
             throw Authenticator.unauthorized("the token has expired");
         }
-        TokenRecord known = journal.find(p.jti()).orElseThrow(() -> Authenticator.unauthorized("unknown token"));
+        TokenRecord known = lookup(p.jti(), true).orElseThrow(() -> Authenticator.unauthorized("unknown token"));
         if (known.revoked()) {
             throw Authenticator.unauthorized("the token was revoked");
         }
@@ -221,7 +320,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         if (principal.expEpochSeconds() <= nowSeconds.getAsLong()) {
             return false;
         }
-        return journal.find(principal.jti()).map(t -> !t.revoked()).orElse(false);
+        return lookup(principal.jti(), false).map(t -> !t.revoked()).orElse(false);
     }
 
     @Override

@@ -34,4 +34,16 @@ public record Principal(String ws, Scope scope, String jti, long expEpochSeconds
             throw new StrandException(ErrorCode.FORBIDDEN, "this needs scope '" + needed.wire() + "'; the token has '" + scope.wire() + "'");
         }
     }
+
+    /**
+     * As {@link #require}, for the docs of {@code workspace}: those of {@code _system} are the
+     * server's own (in a cluster, the signing key), so nobody reads them through the API, root
+     * included; root still reads the {@code _system} logs.
+     */
+    public void requireDocs(String workspace, Scope needed) {
+        if (Names.SYSTEM_WORKSPACE.equals(workspace) && needed == Scope.READ) {
+            throw new StrandException(ErrorCode.FORBIDDEN, "the docs of workspace '" + workspace + "' are the server's own");
+        }
+        require(workspace, needed);
+    }
 }

@@ -34,16 +34,9 @@ import java.util.regex.Pattern;
  * parse is corruption and stops the start (never skipped silently). Loading also rewrites the
  * file without the records of expired tokens (temp + fsync + rename), so it stays small.
  */
-final class TokenJournal implements AutoCloseable {
+final class TokenJournal implements TokenRegistry {
     static final String FILE = "tokens.journal";
     private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{1,64}");
-
-    /** One minted token. */
-    record TokenRecord(String jti, String ws, Scope scope, long exp, boolean revoked) {
-        TokenRecord revoke() {
-            return new TokenRecord(jti, ws, scope, exp, true);
-        }
-    }
 
     private final Path file;
     private final Map<String, TokenRecord> tokens = new ConcurrentHashMap<>();
@@ -138,18 +131,21 @@ final class TokenJournal implements AutoCloseable {
         return text != null && JTI.matcher(text).matches();
     }
 
-    Optional<TokenRecord> find(String jti) {
+    @Override
+    public Optional<TokenRecord> find(String jti) {
         return Optional.ofNullable(tokens.get(jti));
     }
 
     /** Records a new token; returns after the record is on disk. */
-    void minted(TokenRecord t) {
+    @Override
+    public void minted(TokenRecord t) {
         append(mintLine(t));
         tokens.put(t.jti(), t);
     }
 
     /** Marks {@code jti} revoked, durably; false when this journal never saw it. Idempotent. */
-    boolean revoke(String jti) {
+    @Override
+    public boolean revoke(String jti) {
         appendLock.lock();
         try {
             TokenRecord t = tokens.get(jti);

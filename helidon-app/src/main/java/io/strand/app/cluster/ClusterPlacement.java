@@ -10,12 +10,17 @@ import io.strand.cluster.RaftNode;
 import io.strand.cluster.ShardEngine;
 import io.strand.cluster.ShardEngineFactory;
 import io.strand.cluster.ShardMetrics;
+import io.strand.coldtier.BlockCache;
+import io.strand.coldtier.ColdLogConfig;
+import io.strand.coldtier.ColdStore;
 import io.strand.core.Durability;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
+import io.strand.logtier.ColdTier;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -32,6 +37,13 @@ import java.util.function.IntConsumer;
  * <p>Replicas run their stores in {@code os} mode with no write-ahead log of their own: the Raft
  * log, fsynced on a majority before the ack, is the durable copy, and a restarted replica rebuilds
  * from its last snapshot plus the log.
+ *
+ * <p>Cold tier (SPEC §13), with {@code --cold} only (each node's data directory is its own, so
+ * there is no default): one object store shared by every node, opened once here, and a block cache
+ * shared by this node's shards. Every replica reads it; each shard's roller writes it only while
+ * this node leads the shard ({@link RaftNode#leaderTerm}, which also fences each manifest commit),
+ * and proposes step 6 of each roll to the shard ({@link ShardCommands#coldCovered}), so every
+ * replica drops its own hot files when it applies that entry.
  */
 public final class ClusterPlacement implements Placement {
     /** How long a read waits for the local replica to catch up, and a write for a quorum, before {@code 503}. */
@@ -46,7 +58,12 @@ public final class ClusterPlacement implements Placement {
     /** Told just before a shard's stores close (see {@link #onStoresClosing}). */
     private final List<IntConsumer> closingListeners = new CopyOnWriteArrayList<>();
     private final RaftNode node;
+    /** {@link #node} for the rollers, which start (inside {@link RaftNode#start}) before it is assigned. */
+    private final java.util.concurrent.atomic.AtomicReference<RaftNode> raft = new java.util.concurrent.atomic.AtomicReference<>();
     private final ReplicatedWrites writes;
+    /** The shared cold store and this node's block cache over it; null without {@code --cold}. */
+    private final ColdStore coldStore;
+    private final BlockCache coldCache;
 
     private ClusterPlacement(ServerConfig config, StrandMetrics metrics) {
         this.config = config;
@@ -55,12 +72,22 @@ public final class ClusterPlacement implements Placement {
         ClusterSpec base = tuned(ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas()));
         this.spec = c.joining() ? base.joiningAs(base.member(c.nodeId()).orElseThrow(() -> new IllegalArgumentException(
                 "--node-id " + c.nodeId() + " is not in --cluster " + c.members())), config.dataDir()) : base;
+        io.strand.coldtier.ColdStoreConfig cold = config.coldStoreConfig();
+        this.coldStore = cold == null ? null : cold.open();
+        this.coldCache = cold == null ? null : new BlockCache(BlockCache.DEFAULT_BUDGET_BYTES);
         try {
             this.node = RaftNode.start(spec, new Factory());
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot start the cluster node " + c.nodeId() + ": " + e.getMessage(), e);
+        } catch (java.io.IOException | RuntimeException e) {
+            if (coldStore != null) {
+                coldStore.close();
+            }
+            if (e instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new java.io.UncheckedIOException("cannot start the cluster node " + c.nodeId() + ": " + e.getMessage(), (java.io.IOException) e);
         }
-        this.writes = new ReplicatedWrites(spec::shardOf, node::submit, this);
+        raft.set(node);
+        this.writes = new ReplicatedWrites(spec::shardOf, node::submit, this, coldStore != null);
         registerShardMetrics();
     }
 
@@ -106,9 +133,18 @@ public final class ClusterPlacement implements Placement {
     private final class Factory implements ShardEngineFactory {
         @Override
         public ShardEngine open(int shard, Path liveDir) {
+            Stores stores = Stores.open("shard" + shard, config, liveDir, Durability.OS, 1, metrics, null);
+            if (coldStore != null) {
+                ColdTier tier = new ColdTier(coldStore, coldCache, ColdLogConfig.defaults(config.dataDir().resolve("cold-tmp")),
+                        () -> coldWriterTerm(shard));
+                stores.logs().enableColdTier(tier, (ws, log, coldLast) -> {
+                    RaftNode n = raft.get();
+                    return n == null ? CompletableFuture.failedFuture(unavailable(shard, "the node is starting"))
+                            : n.submit(shard, ShardCommands.coldCovered(ws, log, coldLast));
+                });
+            }
             StoresEngine[] self = new StoresEngine[1];
-            self[0] = new StoresEngine(Stores.open("shard" + shard, config, liveDir, Durability.OS, 1, metrics, null),
-                    () -> closing(shard, self[0]));
+            self[0] = new StoresEngine(stores, () -> closing(shard, self[0]));
             engines.put(shard, self[0]);
             return self[0];
         }
@@ -156,6 +192,37 @@ public final class ClusterPlacement implements Placement {
 
     public ClusterSpec spec() {
         return spec;
+    }
+
+    /** The term under which this node writes shard {@code shard}'s cold part: its Raft term while it leads the shard, else -1. */
+    private long coldWriterTerm(int shard) {
+        RaftNode n = raft.get();
+        return n == null ? -1 : n.leaderTerm(shard);
+    }
+
+    /** True when this cluster has a cold tier ({@code --cold}). */
+    public boolean hasColdTier() {
+        return coldStore != null;
+    }
+
+    /**
+     * Returns when this node may run a cold write for {@code ws} (roll, compact, orphan clean-up):
+     * it leads the workspace's shard. Otherwise {@code 503 unavailable} naming the leader
+     * ({@code "leader"}, null while there is none), where the request should go.
+     */
+    public void requireColdWriter(String ws) {
+        int shard = spec.shardOf(ws);
+        if (node.leaderTerm(shard) >= 0) {
+            return;
+        }
+        String leader = node.status().shard(shard).leader();
+        Map<String, Object> extras = new java.util.LinkedHashMap<>();
+        extras.put("retryable", true);
+        extras.put("shard", shard);
+        extras.put("leader", leader);
+        throw new StrandException(ErrorCode.UNAVAILABLE, "only the leader of shard " + shard + " (workspace '" + ws
+                + "') writes its cold tier, and node " + spec.nodeId() + " does not lead it"
+                + (leader == null ? " (no leader now; retry)" : "; send this to node " + leader), extras);
     }
 
     public RaftNode node() {
@@ -243,6 +310,9 @@ public final class ClusterPlacement implements Placement {
 
     @Override
     public void close() {
-        node.close(); // closes the engines, and with them the stores
+        node.close(); // closes the engines, and with them the stores and their rollers
+        if (coldStore != null) {
+            coldStore.close();
+        }
     }
 }

@@ -2,7 +2,7 @@ package io.strand.app.http;
 
 import static io.strand.app.http.HttpIo.param;
 import static io.strand.app.http.HttpIo.path;
-import static io.strand.app.http.HttpIo.require;
+import static io.strand.app.http.HttpIo.requireDocs;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.webserver.http.HttpRules;
@@ -41,14 +41,14 @@ public final class DocsHttp implements HttpService {
 
     private void run(String op, ServerRequest req, ServerResponse res, boolean hasBody) {
         DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
-        require(req, id.ws(), "get".equals(op) ? Scope.READ : Scope.RW);
+        requireDocs(req, id.ws(), "get".equals(op) ? Scope.READ : Scope.RW);
         ObjectNode reply = placement.writes().doc(op, id, hasBody ? io.json(req) : null).join();
         HttpIo.ok(res, reply);
     }
 
     private void delete(ServerRequest req, ServerResponse res) {
         DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
-        require(req, id.ws(), Scope.RW);
+        requireDocs(req, id.ws(), Scope.RW);
         ObjectNode body = Json.MAPPER.createObjectNode();
         String expect = param(req, "expectVersion");
         if (expect != null) {
@@ -59,7 +59,7 @@ public final class DocsHttp implements HttpService {
 
     private void list(ServerRequest req, ServerResponse res) {
         String ws = Names.workspace(path(req, "ws"));
-        require(req, ws, Scope.READ);
+        requireDocs(req, ws, Scope.READ);
         int limit = LogRequests.limit(param(req, "limit"));
         placement.awaitCaughtUp(ws);
         DocPage page = placement.local(ws).docs().list(ws, param(req, "after"), limit);

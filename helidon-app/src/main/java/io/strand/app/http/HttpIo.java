@@ -60,6 +60,14 @@ public final class HttpIo {
         return p;
     }
 
+    /** As {@link #require}, for a workspace's docs ({@link Principal#requireDocs}). */
+    public static Principal requireDocs(ServerRequest req, String ws, Scope scope) {
+        Principal p = req.context().get(Principal.class)
+                .orElseThrow(() -> new StrandException(ErrorCode.UNAUTHORIZED, "missing bearer token"));
+        p.requireDocs(ws, scope);
+        return p;
+    }
+
     public static void send(ServerResponse res, int status, String json) {
         send(res, status, json.getBytes(StandardCharsets.UTF_8));
     }

@@ -75,6 +75,13 @@ public final class OpenSockets implements AutoCloseable {
         }
     }
 
+    /** Runs the next pass at once (a revocation just reached this node); nothing before the sweeper starts. */
+    public synchronized void sweepSoon() {
+        if (sweeper != null) {
+            sweeper.wake();
+        }
+    }
+
     /**
      * One pass: closes every socket whose token is no longer valid. A socket whose check throws is
      * skipped, the others still checked; the pass then throws, so the agent counts and reports it.

@@ -316,7 +316,7 @@ public final class SocketEndpoint implements WsListener {
             case "ping" -> ok(id, Json.MAPPER.createObjectNode().put("pong", true).put("ts", System.currentTimeMillis()));
             default -> {
                 if (op.startsWith("doc.") || op.equals("txn")) {
-                    principal.require(ws, "doc.get".equals(op) ? Scope.READ : Scope.RW); // auth before routing
+                    principal.requireDocs(ws, "doc.get".equals(op) ? Scope.READ : Scope.RW); // auth before routing
                     if (ctx.docs() == null) {
                         throw new StrandException(ErrorCode.UNKNOWN_OP, "op '" + op + "' is not available on this server");
                     }

@@ -48,18 +48,32 @@ public final class ClusterNodes implements AutoCloseable {
     private final Map<String, Integer> raftPorts = new LinkedHashMap<>();
     private final Map<String, ServerProcess> running = new LinkedHashMap<>();
     private final int shards;
+    private final boolean auth;
 
+    /** Nodes started with {@code --auth false}. */
     public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs) throws IOException {
-        this(dir, nodes, shards, extraArgs, List.of(), Net.LOOPBACK);
+        this(dir, nodes, shards, extraArgs, List.of(), Net.LOOPBACK, false);
+    }
+
+    /** Nodes with signed tokens when {@code auth} (each writes the cluster's root token to {@code DATA/root.token}). */
+    public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, boolean auth) throws IOException {
+        this(dir, nodes, shards, extraArgs, List.of(), Net.LOOPBACK, auth);
     }
 
     /** @param jvmArgs JVM options of every node, e.g. the hidden {@code -Dstrand.cluster.snapshotEvery=…} */
     public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, List<String> jvmArgs, Net net) throws IOException {
+        this(dir, nodes, shards, extraArgs, jvmArgs, net, false);
+    }
+
+    /** The general form. */
+    public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, List<String> jvmArgs, Net net, boolean auth)
+            throws IOException {
         this.dir = dir;
         this.shards = shards;
         this.extraArgs = extraArgs;
         this.jvmArgs = jvmArgs;
         this.net = net;
+        this.auth = auth;
         for (int i = 1; i <= nodes; i++) {
             raftPorts.put("n" + i, freePort());
         }
@@ -114,7 +128,7 @@ public final class ClusterNodes implements AutoCloseable {
 
     /** {@link #start(String, String)} with {@code moreArgs} for this start only (e.g. {@code --cluster-join true}). */
     public synchronized ServerProcess start(String id, String memberList, List<String> moreArgs) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--auth", "false", "--node-id", id, "--cluster", memberList,
+        List<String> args = new ArrayList<>(List.of("--auth", String.valueOf(auth), "--node-id", id, "--cluster", memberList,
                 "--shards", String.valueOf(shards), "--host", net.httpHost(id)));
         args.addAll(extraArgs);
         args.addAll(moreArgs);
