@@ -201,11 +201,23 @@ public final class RaftNode implements AutoCloseable {
 
     /** The client for shard {@code k}'s group (proposals and read barriers), created on first use. */
     RaftClient client(int k) {
-        return clients.computeIfAbsent(k, shard -> RaftClient.newBuilder()
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peersOf(shard)))
-                .setProperties(clientProperties)
-                .setRetryPolicy(RatisConfig.retryPolicy(spec.requestTimeout()))
-                .build());
+        return clients.computeIfAbsent(k, shard -> {
+            RaftClient.Builder b = RaftClient.newBuilder()
+                    .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peersOf(shard)))
+                    .setProperties(clientProperties)
+                    .setRetryPolicy(RatisConfig.retryPolicy(spec.requestTimeout()));
+            // Without a hint Ratis starts at the first peer, the preferred leader. When that node is paused or cut
+            // off (not dead: its port takes connections and never answers) each new client spent its first try
+            // timing out there, so every write failed although another leader had been elected; the local
+            // replica knows the current leader.
+            localLeader(shard).ifPresent(b::setLeaderId);
+            return b.build();
+        });
+    }
+
+    /** The leader of {@code shard} as this node's replica knows it, if it holds one and knows one. */
+    Optional<RaftPeerId> localLeader(int shard) {
+        return division(shard).filter(d -> d.getInfo().isAlive()).map(d -> d.getInfo().getLeaderId());
     }
 
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
