@@ -271,7 +271,7 @@ public final class ClusterPlacement implements Placement {
     @Override
     public void awaitCaughtUp(String ws) {
         int shard = spec.shardOf(ws);
-        boolean current = awaitBarrier(node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS,
+        boolean current = awaitBarrier(() -> node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS,
                 () -> ShardMetrics.of(node, shard).map(m -> m.leaderId() != null).orElse(false), shard);
         if (!current) {
             localOnlyReads.incrementAndGet();
@@ -286,15 +286,36 @@ public final class ClusterPlacement implements Placement {
      */
     static boolean awaitBarrier(java.util.concurrent.CompletableFuture<Void> barrier, long localAfterMillis, long maxMillis,
                                 java.util.function.BooleanSupplier leaderKnown, int shard) {
+        return awaitBarrier(() -> barrier, localAfterMillis, maxMillis, leaderKnown, shard);
+    }
+
+    /**
+     * As above, asking {@code barriers} for a new barrier when one fails fast within the first
+     * {@code localAfterMillis} (a replica that has not heard from the leader yet fails at once): only
+     * a shard that stays without a known leader for that long is read from the local copy.
+     */
+    static boolean awaitBarrier(java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> barriers,
+                                long localAfterMillis, long maxMillis, java.util.function.BooleanSupplier leaderKnown, int shard) {
         long start = System.nanoTime();
         try {
-            try {
-                barrier.get(localAfterMillis, TimeUnit.MILLISECONDS);
-                return true;
-            } catch (TimeoutException | ExecutionException e) {
-                if (!leaderKnown.getAsBoolean()) {
-                    return false;
+            java.util.concurrent.CompletableFuture<Void> barrier = barriers.get();
+            while (true) {
+                long left = localAfterMillis - (System.nanoTime() - start) / 1_000_000;
+                if (left <= 0) {
+                    break;
                 }
+                try {
+                    barrier.get(left, TimeUnit.MILLISECONDS);
+                    return true;
+                } catch (TimeoutException e) {
+                    break;
+                } catch (ExecutionException e) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // a pause between asks, not a wait for a state
+                    barrier = barriers.get();
+                }
+            }
+            if (!leaderKnown.getAsBoolean()) {
+                return false;
             }
             long left = maxMillis - (System.nanoTime() - start) / 1_000_000;
             try {
