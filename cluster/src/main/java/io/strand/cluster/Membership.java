@@ -30,6 +30,8 @@ import org.apache.ratis.server.RaftServer;
 final class Membership {
     /** Bound on one shard's change: the new node may need a whole snapshot first. */
     static final Duration CHANGE_TIMEOUT = Duration.ofSeconds(90);
+    /** Bound on adding a shard's group on the new node (it opens the replica's stores first). */
+    static final Duration GROUP_ADD_TIMEOUT = Duration.ofSeconds(60);
     private static final System.Logger LOG = System.getLogger("strand.cluster");
 
     private final RaftNode node;
@@ -122,10 +124,15 @@ final class Membership {
         throw new IOException("shard " + k + ": no replica of " + RaftNode.ids(peers) + " answered with its configuration", last);
     }
 
+    /**
+     * Adds the group on the new node. The add opens the replica's state machine there (its engine's
+     * stores, a doc map sized by capacity), seconds on a busy machine, so the call gets
+     * {@link #GROUP_ADD_TIMEOUT}, not the 2 s of a status call.
+     */
     private void addEmptyGroupOn(RaftPeer newcomer, RaftGroupId gid, List<RaftPeer> conf) throws IOException {
         List<RaftPeer> reach = new ArrayList<>(conf);
         reach.add(newcomer);
-        try (RaftClient admin = node.adminClient(RaftGroup.valueOf(gid, reach))) {
+        try (RaftClient admin = node.adminClient(RaftGroup.valueOf(gid, reach), GROUP_ADD_TIMEOUT)) {
             RaftClientReply reply = admin.getGroupManagementApi(newcomer.getId()).add(RaftGroup.valueOf(gid), true);
             if (!reply.isSuccess() && !alreadyExists(reply.getException())) {
                 throw new IOException("could not add group " + gid + " on " + newcomer.getId() + ": " + reply.getException());

@@ -201,11 +201,23 @@ public final class RaftNode implements AutoCloseable {
 
     /** The client for shard {@code k}'s group (proposals and read barriers), created on first use. */
     RaftClient client(int k) {
-        return clients.computeIfAbsent(k, shard -> RaftClient.newBuilder()
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peersOf(shard)))
-                .setProperties(clientProperties)
-                .setRetryPolicy(RatisConfig.retryPolicy(spec.requestTimeout()))
-                .build());
+        return clients.computeIfAbsent(k, shard -> {
+            RaftClient.Builder b = RaftClient.newBuilder()
+                    .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peersOf(shard)))
+                    .setProperties(clientProperties)
+                    .setRetryPolicy(RatisConfig.retryPolicy(spec.requestTimeout()));
+            // Without a hint Ratis starts at the first peer, the preferred leader. When that node is paused or cut
+            // off (not dead: its port takes connections and never answers) each new client spent its first try
+            // timing out there, so every write failed although another leader had been elected; the local
+            // replica knows the current leader.
+            localLeader(shard).ifPresent(b::setLeaderId);
+            return b.build();
+        });
+    }
+
+    /** The leader of {@code shard} as this node's replica knows it, if it holds one and knows one. */
+    Optional<RaftPeerId> localLeader(int shard) {
+        return division(shard).filter(d -> d.getInfo().isAlive()).map(d -> d.getInfo().getLeaderId());
     }
 
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
@@ -217,8 +229,13 @@ public final class RaftNode implements AutoCloseable {
 
     /** A one-shot client for admin calls on {@code group} (no retry, short timeout). */
     RaftClient adminClient(RaftGroup group) {
+        return adminClient(group, java.time.Duration.ofSeconds(2));
+    }
+
+    /** {@link #adminClient(RaftGroup)} with another request timeout (a call that does real work on the peer). */
+    RaftClient adminClient(RaftGroup group, java.time.Duration timeout) {
         RaftProperties p = new RaftProperties();
-        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(java.time.Duration.ofSeconds(2)));
+        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(timeout));
         return RaftClient.newBuilder().setRaftGroup(group).setProperties(p).setRetryPolicy(RatisConfig.noRetry()).build();
     }
 
@@ -258,6 +275,17 @@ public final class RaftNode implements AutoCloseable {
     /** True when this node holds a live replica of {@code shard}. */
     public boolean hosts(int shard) {
         return division(shard).map(d -> d.getInfo().isAlive()).orElse(false);
+    }
+
+    /**
+     * The current term while this node's replica of {@code shard} leads its group and is ready (it
+     * has committed an entry of its own term, so it has applied everything committed before it),
+     * else -1. Who may write the shard's part of a shared cold tier (SPEC §13); cheap (no I/O).
+     */
+    public long leaderTerm(int shard) {
+        return division(shard).map(RaftServer.Division::getInfo)
+                .filter(info -> info.isLeader() && info.isLeaderReady())
+                .map(org.apache.ratis.server.DivisionInfo::getCurrentTerm).orElse(-1L);
     }
 
     /** The engine of this node's replica of {@code shard}, if it holds one (it changes on snapshot install). */

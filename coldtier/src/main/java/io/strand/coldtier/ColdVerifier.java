@@ -108,8 +108,10 @@ final class ColdVerifier {
 
     int deleteOrphans(Duration minAge) {
         Instant cutoff = log.config().clock().instant().minus(minAge);
+        List<ColdStore.ObjectInfo> orphans = orphans();
+        log.fence(log.manifest(), "delete orphans");
         int deleted = 0;
-        for (ColdStore.ObjectInfo o : orphans()) {
+        for (ColdStore.ObjectInfo o : orphans) {
             if (minAge.isZero() || o.lastModified() == null || !o.lastModified().isAfter(cutoff)) {
                 log.store().delete(o.key());
                 deleted++;

@@ -1,6 +1,7 @@
 package io.strand.coldtier;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
@@ -23,12 +24,16 @@ import java.util.regex.Pattern;
  * {"format":1,"ws":"w","log":"l","generation":7,
  *  "segments":[{"key":"w/l/seg/…-….seg","firstSeq":1,"lastSeq":500,"firstTs":…,"lastTs":…,"entries":500,
  *               "bytes":12345,"sha256":"…","prevChainSha256":"…","chainSha256":"…"}, …],
- *  "pendingDeletes":[{"key":"…","retireAt":1764450000123}]}
+ *  "pendingDeletes":[{"key":"…","retireAt":1764450000123}],
+ *  "term":4}
  * </pre>
- * Generation 0 means "no manifest yet" and is never stored.
+ * Generation 0 means "no manifest yet" and is never stored. {@code term} is the highest Raft term
+ * of a cluster leader that committed this manifest ({@link WriterTerm}); a single node never writes
+ * it (absent = 0), so its manifests are byte for byte what they were before clusters.
  */
 public record Manifest(int format, String ws, String log, long generation, List<SegmentMeta> segments,
-                       List<PendingDelete> pendingDeletes) {
+                       List<PendingDelete> pendingDeletes,
+                       @JsonInclude(JsonInclude.Include.NON_DEFAULT) long term) {
 
     public static final int FORMAT = 1;
     private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
@@ -42,8 +47,19 @@ public record Manifest(int format, String ws, String log, long generation, List<
         pendingDeletes = List.copyOf(pendingDeletes);
     }
 
+    /** A manifest no cluster leader has committed (term 0). */
+    public Manifest(int format, String ws, String log, long generation, List<SegmentMeta> segments,
+                    List<PendingDelete> pendingDeletes) {
+        this(format, ws, log, generation, segments, pendingDeletes, 0);
+    }
+
     public static Manifest empty(String ws, String log) {
-        return new Manifest(FORMAT, ws, log, 0, List.of(), List.of());
+        return new Manifest(FORMAT, ws, log, 0, List.of(), List.of(), 0);
+    }
+
+    /** The same generation stamped with writer term {@code value}. */
+    public Manifest withTerm(long value) {
+        return value == term ? this : new Manifest(format, ws, log, generation, segments, pendingDeletes, value);
     }
 
     /** First cold seq, 0 when there is no cold part. */
@@ -110,7 +126,7 @@ public record Manifest(int format, String ws, String log, long generation, List<
     public Manifest withAppended(SegmentMeta segment) {
         List<SegmentMeta> next = new ArrayList<>(segments);
         next.add(segment);
-        return new Manifest(FORMAT, ws, log, generation + 1, next, pendingDeletes);
+        return new Manifest(FORMAT, ws, log, generation + 1, next, pendingDeletes, term);
     }
 
     /**
@@ -125,7 +141,7 @@ public record Manifest(int format, String ws, String log, long generation, List<
         for (SegmentMeta old : segments.subList(from, to + 1)) {
             pending.add(new PendingDelete(old.key(), retireAt));
         }
-        return new Manifest(FORMAT, ws, log, generation + 1, next, pending);
+        return new Manifest(FORMAT, ws, log, generation + 1, next, pending, term);
     }
 
     /**
@@ -146,13 +162,13 @@ public record Manifest(int format, String ws, String log, long generation, List<
         for (SegmentMeta old : segments.subList(0, drop)) {
             pending.add(new PendingDelete(old.key(), retireAt));
         }
-        return new Manifest(FORMAT, ws, log, generation + 1, segments.subList(drop, segments.size()), pending);
+        return new Manifest(FORMAT, ws, log, generation + 1, segments.subList(drop, segments.size()), pending, term);
     }
 
     /** The next generation without the given pending deletes. */
     public Manifest withoutPending(Set<String> keys) {
         List<PendingDelete> pending = pendingDeletes.stream().filter(p -> !keys.contains(p.key())).toList();
-        return new Manifest(FORMAT, ws, log, generation + 1, segments, pending);
+        return new Manifest(FORMAT, ws, log, generation + 1, segments, pending, term);
     }
 
     public byte[] toJson() {
@@ -191,7 +207,7 @@ public record Manifest(int format, String ws, String log, long generation, List<
         if (format != FORMAT) {
             out.add("unsupported manifest format " + format);
         }
-        if (generation < 0 || segments == null || pendingDeletes == null) {
+        if (generation < 0 || term < 0 || segments == null || pendingDeletes == null) {
             out.add("missing fields");
             return out;
         }

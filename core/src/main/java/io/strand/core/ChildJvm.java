@@ -52,6 +52,7 @@ public final class ChildJvm implements AutoCloseable {
         private boolean fastStart;
         private final List<String> jvmArgs = new ArrayList<>();
         private final List<String> args = new ArrayList<>();
+        private final List<String> launcher = new ArrayList<>();
         private Path output;
         private Path stderr;
 
@@ -87,6 +88,15 @@ public final class ChildJvm implements AutoCloseable {
             return args(Arrays.asList(values));
         }
 
+        /**
+         * Runs the java command under {@code command}, e.g. {@code ip netns exec NS} for a test that
+         * cuts a child's network; the launcher must exec java, so the child's pid is the JVM's.
+         */
+        public Builder under(List<String> command) {
+            launcher.addAll(command);
+            return this;
+        }
+
         /** Stdout and stderr together into {@code file} instead of a pipe. */
         public Builder outputTo(Path file) {
             this.output = file;
@@ -101,7 +111,7 @@ public final class ChildJvm implements AutoCloseable {
 
         /** The command line, for {@link #start} and for messages. */
         public List<String> command() {
-            List<String> cmd = new ArrayList<>();
+            List<String> cmd = new ArrayList<>(launcher);
             cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             cmd.add("-Xmx" + heap);
             cmd.addAll(Arrays.stream(jvmFlags().split("\\s+")).filter(f -> !f.isBlank()).toList());

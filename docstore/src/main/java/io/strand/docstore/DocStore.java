@@ -35,12 +35,17 @@ import java.util.concurrent.CompletableFuture;
 public final class DocStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DocStore.class.getName());
     static final String JOURNAL_DIR = "journal";
-    static final String MAP_FILE = "docs.cm3";
+    /**
+     * The map view: derived state, rebuilt from {@link #SNAPSHOT_FILE} and the journal when it (or the
+     * checkpoint) is missing, and sized by capacity, not content, so a copy of the store may leave it out.
+     */
+    public static final String MAP_FILE = "docs.cm3";
     static final String SNAPSHOT_FILE = "docs.snapshot";
-    static final String CHECKPOINT_FILE = "docs.checkpoint";
+    /** Says how far the map reflects the journal; without it (or the map) start-up rebuilds the map. */
+    public static final String CHECKPOINT_FILE = "docs.checkpoint";
     /** Write-ahead record type ({@link io.strand.core.WalRecordType}): one {@link DocJournal} record (a doc's whole new value, or a tombstone). */
     static final byte WAL_CHANGE = io.strand.core.WalRecordType.DOC_CHANGE;
-    static final String LOCK_FILE = "docstore.lock";
+    public static final String LOCK_FILE = "docstore.lock";
     /** Largest page of {@link #list}. */
     public static final int MAX_LIST_LIMIT = 1000;
     /**

@@ -261,6 +261,21 @@ public record ServerConfig(
         return logConfig(dataDir, durability);
     }
 
+    /** The object store {@code --cold} names, with the S3 settings applied; null without {@code --cold} (a cluster keeps logs hot). */
+    public io.strand.coldtier.ColdStoreConfig coldStoreConfig() {
+        if (cold == null || cold.isBlank()) {
+            return null;
+        }
+        io.strand.coldtier.ColdStoreConfig store = io.strand.coldtier.ColdStoreConfig.parse(cold);
+        if (store.isS3()) {
+            if (s3Endpoint != null && !s3Endpoint.isBlank()) {
+                store = store.withEndpoint(URI.create(s3Endpoint));
+            }
+            store = store.withRegion(s3Region).withPathStyle(s3PathStyle);
+        }
+        return store;
+    }
+
     /** The log settings for a store set over {@code dir} in {@code mode} (a cluster's shard replicas use their own). */
     public LogConfig logConfig(Path dir, Durability mode) {
         return LogConfig.defaults(dir, mode).withHot(hot).withRollCycle(LogConfig.rollCycleNamed(hotRollCycle));

@@ -30,10 +30,31 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Starts the server on {@code data} with {@code extraArgs}, JVM options {@code jvmProps}, and waits until it listens. */
     public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps) throws IOException {
-        ChildJvm jvm = ChildJvm.java(Main.class.getName()).heap("512m").jvmArgs(jvmProps)
+        return start(data, extraArgs, jvmProps, START_TIMEOUT, List.of());
+    }
+
+    /**
+     * As {@link #start(Path, List, List)}, waiting up to {@code startTimeout} for it to listen (a
+     * cluster node opening a store set and a Raft group per shard while its peers start beside it).
+     */
+    public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps, Duration startTimeout)
+            throws IOException {
+        return start(data, extraArgs, jvmProps, startTimeout, List.of());
+    }
+
+    /** {@link #start(Path, List, List)} with the JVM run under {@code launcher} ({@link ChildJvm.Builder#under}). */
+    public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps, List<String> launcher)
+            throws IOException {
+        return start(data, extraArgs, jvmProps, START_TIMEOUT, launcher);
+    }
+
+    /** The general form: a start timeout and a launcher the JVM runs under. */
+    public static ServerProcess start(Path data, List<String> extraArgs, List<String> jvmProps, Duration startTimeout,
+                                      List<String> launcher) throws IOException {
+        ChildJvm jvm = ChildJvm.java(Main.class.getName()).heap("512m").jvmArgs(jvmProps).under(launcher)
                 .args("--port", "0", "--data", data.toString()).args(extraArgs).start();
         try {
-            return new ServerProcess(jvm, jvm.awaitLine(LISTENING, START_TIMEOUT).trim());
+            return new ServerProcess(jvm, jvm.awaitLine(LISTENING, startTimeout).trim());
         } catch (IOException e) {
             throw new IOException("child server did not start: " + e.getMessage(), e);
         }

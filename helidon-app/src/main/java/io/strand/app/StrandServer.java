@@ -62,6 +62,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class StrandServer implements AutoCloseable {
     /** How often open sockets re-check their token (revocation and expiry reach them within this). */
     static final long TOKEN_SWEEP_MILLIS = 1000;
+    /** How long a shard's apply thread waits for subscriptions on its closing stores to end (a stalled client is not waited for). */
+    static final java.time.Duration SUBSCRIPTIONS_END_WAIT = java.time.Duration.ofSeconds(2);
     private final ServerConfig config;
     private final StrandMetrics metrics = new StrandMetrics();
     private final Writers writers;
@@ -129,8 +131,9 @@ public final class StrandServer implements AutoCloseable {
         this.recovering = recovering;
         this.config = config;
         if (config.cluster() != null) {
-            // a cluster: one store set per shard replica; the cold tier, retention and Durable Streams are single-node
-            // features for now (they keep node-local state that is not replicated), so their routes answer 501
+            // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node); retention
+            // and Durable Streams are single-node features for now (they keep node-local state that is not
+            // replicated), so their routes answer 501
             ClusterPlacement cluster = ClusterPlacement.start(config, metrics);
             this.placement = cluster;
             this.cluster = cluster;
@@ -144,7 +147,9 @@ public final class StrandServer implements AutoCloseable {
             this.retention = null;
             System.getLogger("strand").log(System.Logger.Level.INFO, "cluster node " + config.cluster().nodeId() + ": "
                     + config.cluster().shards() + " shards over " + config.cluster().members()
-                    + "; no cold tier in cluster mode yet, so logs stay hot");
+                    + (cluster.hasColdTier() ? "; cold tier " + config.cold() + " shared by every"
+                    + " node (each shard's leader rolls and compacts)" : "; no --cold, so logs stay hot (each node's data"
+                    + " directory is its own; give every node the same --cold to tier them)"));
         } else {
             Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
             this.placement = new SingleNode(home);
@@ -162,6 +167,7 @@ public final class StrandServer implements AutoCloseable {
                     io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
             singleNodeMetrics();
         }
+        coldMetrics();
         this.authenticator = authFor.apply(placement);
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         this.audit = new AuditLog(placement);
@@ -194,6 +200,12 @@ public final class StrandServer implements AutoCloseable {
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
         if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
             jwt.onRevoked(sockets::sweepSoon); // a revocation made on another node reaches this one's sockets at once
+        }
+        if (cluster != null) {
+            // a snapshot from the leader replaces a lagging replica's stores: subscriptions on them end first,
+            // each with a retryable error and its next seq, so the client resumes on the new stores exactly
+            cluster.onStoresClosing(shard -> sockets.endSubscriptions(ws -> cluster.spec().shardOf(ws) == shard,
+                    ClusterPlacement.storesClosing(shard), SUBSCRIPTIONS_END_WAIT));
         }
         this.guard = new ConnectionGuard(config.headerTimeout(), config.bodyTimeout(), config.maxConnections(),
                 config.maxConnectionsPerIp());
@@ -238,7 +250,8 @@ public final class StrandServer implements AutoCloseable {
                 .build();
     }
 
-    private void singleNodeMetrics() {
+    /** The cold tier's counters, summed over this node's store sets (a cluster node's shards share one block cache). */
+    private void coldMetrics() {
         metrics.counter("strand.cold.rolls", "Cold segments rolled since start", () -> coldStat("rolls"));
         metrics.counter("strand.cold.rolled.entries", "Entries moved to the cold tier since start", () -> coldStat("rolledEntries"));
         metrics.counter("strand.cold.roll.failures", "Failed cold rolls (store down or erroring: hot parts keep growing meanwhile)",
@@ -246,6 +259,9 @@ public final class StrandServer implements AutoCloseable {
         metrics.gauge("strand.cold.roll.pending", "Logs waiting for a roll check or a retry", () -> coldStat("pending"));
         metrics.counter("strand.cold.cache.hits", "Cold block cache hits", () -> coldStat("cacheHits"));
         metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
+    }
+
+    private void singleNodeMetrics() {
         metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
         metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
         metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
@@ -323,18 +339,14 @@ public final class StrandServer implements AutoCloseable {
     }
 
     private Number coldStat(String name) {
-        return logs.coldStats().get(name) instanceof Number n ? n : 0;
+        java.util.stream.LongStream values = placement.all().stream().map(st -> st.logs().coldStats().get(name))
+                .filter(Number.class::isInstance).mapToLong(v -> ((Number) v).longValue());
+        return name.startsWith("cache") ? values.max().orElse(0) : values.sum(); // one cache, seen by every shard
     }
 
     /** The cold store named by {@code --cold} (default: a directory under the data dir). */
     private static ColdTier openColdTier(ServerConfig config) {
-        ColdStoreConfig store = ColdStoreConfig.parse(config.cold());
-        if (store.isS3()) {
-            if (config.s3Endpoint() != null && !config.s3Endpoint().isBlank()) {
-                store = store.withEndpoint(java.net.URI.create(config.s3Endpoint()));
-            }
-            store = store.withRegion(config.s3Region()).withPathStyle(config.s3PathStyle());
-        }
+        ColdStoreConfig store = config.coldStoreConfig();
         return new ColdTier(store.open(), new BlockCache(BlockCache.DEFAULT_BUDGET_BYTES),
                 ColdLogConfig.defaults(config.dataDir().resolve("cold-tmp")));
     }
@@ -351,11 +363,12 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)));
         if (s.cluster == null) {
-            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.logs, io, s.audit)))
+            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, ColdHttp.ColdWriters.ANY_NODE)))
                     .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
                     .any("/ds/*", s.dsHttp);
         } else {
             routing.register("/v1", routes.recording("/v1", new ClusterHttp(s.cluster, io, s.audit, s::url)))
+                    .register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, s.cluster::requireColdWriter)))
                     .register("/v1", routes.recording("/v1", new SingleNodeOnly()))
                     .any("/ds/*", SingleNodeOnly::refuse);
         }

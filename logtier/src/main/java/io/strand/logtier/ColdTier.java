@@ -4,6 +4,7 @@ import io.strand.coldtier.BlockCache;
 import io.strand.coldtier.ColdLog;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStore;
+import io.strand.coldtier.WriterTerm;
 import io.strand.core.Entry;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,22 +12,36 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Thread-safe (a concurrent map of thread-safe parts): the cold tier as the log tier uses it: one
  * {@link ColdStore}, one block cache shared by every log, and a {@link ColdLog} per log (kept while
- * the node runs, it caches the manifest).
+ * the node runs, it caches the manifest). On a cluster replica the store and cache are shared by
+ * the node's shards and every write is fenced by the shard's {@link WriterTerm}.
  */
 public final class ColdTier implements AutoCloseable {
     private final ColdStore store;
     private final BlockCache cache;
     private final ColdLogConfig config;
+    private final WriterTerm writerTerm;
     private final ConcurrentHashMap<String, ColdLog> logs = new ConcurrentHashMap<>();
 
+    /** A single node's cold tier: this process is the store's only writer. */
     public ColdTier(ColdStore store, BlockCache cache, ColdLogConfig config) {
+        this(store, cache, config, WriterTerm.NONE);
+    }
+
+    /** A cold tier whose manifest commits, uploads and deletes run only while {@code writerTerm} allows. */
+    public ColdTier(ColdStore store, BlockCache cache, ColdLogConfig config, WriterTerm writerTerm) {
         this.store = store;
         this.cache = cache;
         this.config = config;
+        this.writerTerm = writerTerm;
     }
 
     public ColdLog log(String ws, String name) {
-        return logs.computeIfAbsent(ws + '/' + name, k -> new ColdLog(store, ws, name, cache, config));
+        return logs.computeIfAbsent(ws + '/' + name, k -> new ColdLog(store, ws, name, cache, config, writerTerm));
+    }
+
+    /** The term this node writes the store under now: 0 a single node, ≥ 1 a shard leader, &lt; 0 not a writer. */
+    public WriterTerm writerTerm() {
+        return writerTerm;
     }
 
     /**
@@ -46,7 +61,7 @@ public final class ColdTier implements AutoCloseable {
         String key = ws + '/' + name;
         ColdLog cold = logs.remove(key);
         if (cold == null) {
-            cold = new ColdLog(store, ws, name, cache, config);
+            cold = new ColdLog(store, ws, name, cache, config, writerTerm);
         }
         try {
             cold.deleteObjects();

@@ -42,6 +42,10 @@ public final class LogStore implements AutoCloseable {
     private final LogRegistry registry;
     private volatile ColdTier coldTier;
     private volatile Roller roller;
+    /** A cluster replica's shared cold tier: step 6 of a roll goes through the shard's log; null on a single node. */
+    private volatile ReplicatedRolls replicated;
+    private final java.util.concurrent.atomic.AtomicLong coveredDrops = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong coveredDropFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The server's retention defaults, shown in the info of logs without a policy of their own ({@link Retention}). */
     private volatile RetentionPolicy retentionDefaults = RetentionPolicy.UNLIMITED;
 
@@ -107,6 +111,53 @@ public final class LogStore implements AutoCloseable {
         this.roller = new Roller(new RollerLogs(), tier, config.hot());
     }
 
+    /**
+     * A cluster replica's cold tier (SPEC §13), shared by every replica of the shard: every replica
+     * reads it; the roller rolls only while {@code tier}'s writer term says this replica leads, and
+     * hands step 6 to {@code rolls}, so each replica drops its hot files when it applies
+     * {@link #dropCovered}. Call once, before the replica applies anything.
+     */
+    public void enableColdTier(ColdTier tier, ReplicatedRolls rolls) {
+        this.replicated = rolls;
+        enableColdTier(tier);
+    }
+
+    /**
+     * Step 6 of a roll as a cluster replica applies it, in its shard's log order: the leader
+     * committed a manifest of {@code ws/name} holding every entry ≤ {@code coldLast}. As a turn on
+     * the workspace's writer, this replica re-reads the manifest when its own view is older (one
+     * object-store read, on the writer), then drops the hot cycle files wholly below what both
+     * cover. Never fails: a store it cannot read, or a drop that fails, keeps the files (counted,
+     * logged) until the next one; the log's content is the same either way.
+     *
+     * @return hot cycle files dropped
+     */
+    public CompletableFuture<Integer> dropCovered(String ws, String name, long coldLast) {
+        checkNames(ws, name);
+        return writers.submit(ws, commit -> registry.withLog(ws, name, LogSlot.Open.IF_EXISTS, log -> {
+            ColdTier tier = coldTier;
+            if (tier == null) {
+                return 0;
+            }
+            try {
+                io.strand.coldtier.ColdLog cold = tier.log(ws, name);
+                long seen = cold.lastSeq();
+                if (seen < coldLast) {
+                    seen = cold.refresh().lastSeq();
+                }
+                long upTo = Math.min(seen, coldLast);
+                int dropped = upTo < 1 ? 0 : log.dropHotBefore(upTo + 1);
+                coveredDrops.addAndGet(dropped);
+                return dropped;
+            } catch (RuntimeException e) {
+                coveredDropFailures.incrementAndGet();
+                System.getLogger("strand.cold").log(System.Logger.Level.WARNING, "log " + ws + "/" + name
+                        + ": hot files up to seq " + coldLast + " stay for now (the cold tier holds them): " + e.getMessage());
+                return 0;
+            }
+        }, 0));
+    }
+
     /** The log tier as the roller sees it. */
     private final class RollerLogs implements Roller.Logs {
         @Override
@@ -117,6 +168,20 @@ public final class LogStore implements AutoCloseable {
         @Override
         public <T> T onWriter(String ws, Supplier<T> change) {
             return LogStore.onWriter(writers, ws, change);
+        }
+
+        @Override
+        public void covered(String ws, String name, Roller.RollableLog log, long coldLast) {
+            ReplicatedRolls rolls = replicated;
+            if (rolls == null) {
+                onWriter(ws, () -> log.dropHotBefore(coldLast + 1));
+                return;
+            }
+            try {
+                rolls.proposeCovered(ws, name, coldLast).join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
         }
     }
 
@@ -146,7 +211,8 @@ public final class LogStore implements AutoCloseable {
         }
         return Map.of("rolls", r.rolls.get(), "rolledEntries", r.rolledEntries.get(), "rollFailures", r.rollFailures.get(),
                 "pending", r.backlog(), "lastError", r.lastError,
-                "cacheHits", coldTier.cache().hits(), "cacheMisses", coldTier.cache().misses());
+                "cacheHits", coldTier.cache().hits(), "cacheMisses", coldTier.cache().misses(),
+                "coveredDrops", coveredDrops.get(), "coveredDropFailures", coveredDropFailures.get());
     }
 
     public ColdTier coldTier() {
@@ -232,6 +298,12 @@ public final class LogStore implements AutoCloseable {
         checkNames(ws, name);
         ColdTier tier = coldTier;
         if (tier == null) {
+            return deleteHot(ws, name);
+        }
+        if (replicated != null) {
+            // a cluster replica applies a delete with no object-store I/O (a replay must never touch the
+            // shared store); the cluster refuses deletes of logs with a shared cold tier before they reach its log
+            roller.forget(ws, name);
             return deleteHot(ws, name);
         }
         return roller.withoutRolls(() -> {

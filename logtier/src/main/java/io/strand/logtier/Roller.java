@@ -26,6 +26,13 @@ import java.util.function.ToLongFunction;
  * is bounded to one roll at a time and never runs on the append path. A store that is down only
  * delays rolling: the log's hot part keeps growing, the failure is counted and retried with capped
  * backoff. The roller sees the log tier only through {@link Logs} and {@link RollableLog}.
+ *
+ * <p>On a cluster replica (SPEC §13) the roller rolls only while its shard's {@link ColdTier#writerTerm}
+ * says this replica leads; otherwise queued logs wait, and are checked once it leads. A new term
+ * first re-reads a log's manifest (the previous leader may have rolled further than this replica
+ * saw), and step 6 goes to {@link Logs#covered}, which proposes it to the shard's log so every
+ * replica drops its own hot files in log order — including after a previous leader committed a
+ * manifest and died before proposing its step 6.
  */
 final class Roller implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("strand.cold");
@@ -41,6 +48,13 @@ final class Roller implements AutoCloseable {
 
         /** Runs {@code change} as a turn on the writer of {@code ws} and waits for it. */
         <T> T onWriter(String ws, Supplier<T> change);
+
+        /**
+         * Step 6: the manifest of {@code ws/name} now holds every entry ≤ {@code coldLast}, so hot
+         * cycle files wholly below it may go. A single node drops them as a turn on the writer; a
+         * cluster replica proposes it to its shard's log and waits until it is applied here.
+         */
+        void covered(String ws, String name, RollableLog log, long coldLast);
     }
 
     /** What the roller needs of one open log. */
@@ -101,8 +115,11 @@ final class Roller implements AutoCloseable {
         }
     }
 
-    /** What the last check of a log saw: its cold last seq, average entry size and when it looked. */
-    private record Known(long coldLast, double avgEntryBytes, long checkedAt) {
+    /**
+     * What the last check of a log saw: its cold last seq, average entry size and when it looked;
+     * the writer term it rolled under and the last seq whose step 6 it handed on in that term.
+     */
+    private record Known(long coldLast, double avgEntryBytes, long checkedAt, long term, long covered) {
     }
 
     /** Forgets what was seen of a deleted log. */
@@ -123,10 +140,10 @@ final class Roller implements AutoCloseable {
         agent.wake();
     }
 
-    /** The agent's pass: rolls every candidate whose retry time has come, one after another. */
+    /** The agent's pass: rolls every candidate whose retry time has come, one after another, while this node may write. */
     private void rollDue() {
         String key;
-        while (!closed && (key = nextDue()) != null) {
+        while (!closed && cold.writerTerm().current() >= 0 && (key = nextDue()) != null) {
             int slash = key.indexOf('/');
             String ws = key.substring(0, slash);
             String name = key.substring(slash + 1);
@@ -205,7 +222,17 @@ final class Roller implements AutoCloseable {
     }
 
     private long roll(String ws, String name, RollableLog log, boolean everything) {
+        long term = cold.writerTerm().current();
+        if (term < 0) {
+            throw new StrandException(io.strand.core.ErrorCode.UNAVAILABLE, "log " + ws + "/" + name
+                    + " is rolled by its shard's leader only, and this node does not lead it now", java.util.Map.of("retryable", true));
+        }
         ColdLog c = cold.log(ws, name);
+        Known before = known.get(ws + '/' + name);
+        boolean sameTerm = before != null && before.term() == term;
+        if (term > 0 && !sameTerm) {
+            c.refresh(); // a new leader: the previous one may have rolled further than this replica saw
+        }
         long coldLast = c.lastSeq();
         long floor = log.floor();
         if (coldLast < floor - 1) {
@@ -226,12 +253,18 @@ final class Roller implements AutoCloseable {
             coldLast = segEnd;
             rolls.incrementAndGet();
         }
+        coldLast = Math.max(coldLast, c.lastSeq()); // a roll that found its range already cold re-read a manifest that may reach further
         long bytes = log.dataBytes();
-        known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime()));
+        long covered = sameTerm ? before.covered() : 0;
+        known.put(ws + '/' + name, new Known(coldLast, head > 0 ? (double) bytes / head : 0, System.nanoTime(), term, covered));
         if (rolled > 0) {
             rolledEntries.addAndGet(rolled);
-            long keepFrom = coldLast + 1;
-            logs.onWriter(ws, () -> log.dropHotBefore(keepFrom));
+        }
+        // A single node drops after its own rolls; a leader also hands on what an earlier leader
+        // committed (once per term), so a step 6 lost with a dying leader still reaches every replica.
+        if (term == 0 ? rolled > 0 : coldLast > covered) {
+            logs.covered(ws, name, log, coldLast);
+            known.computeIfPresent(ws + '/' + name, (k, v) -> new Known(v.coldLast(), v.avgEntryBytes(), v.checkedAt(), term, v.coldLast()));
         }
         return rolled;
     }

@@ -23,7 +23,9 @@ import picocli.CommandLine.Parameters;
  * named scenarios over loopback, each after a fresh disk probe and a warm-up on its own objects
  * ({@link Warmup}), prints one line each (throughput beside the server's and the client's CPU per
  * unit, {@link CpuMeter}) and writes them as JSON and as a Markdown table ({@link BenchMarkdown}).
- * Numbers come from HdrHistogram; nothing is tuned per scenario.
+ * Numbers come from HdrHistogram; nothing is tuned per scenario. With {@code --cluster N} the same
+ * scenarios then run again, in the same command, against N local nodes in cluster mode
+ * ({@link ClusterBench}), and each row is shown beside its single-node figure ({@link ClusterComparison}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Run benchmarks against a fresh local server in a child process.")
@@ -48,6 +50,22 @@ final class BenchCommand implements Callable<Integer> {
             description = "Also write the run as one self-contained HTML page: charts of each scenario's throughput (with CPU per unit) and "
                     + "latency percentiles, the disk probe, the durability mode and the machine.")
     Path report;
+    @Option(names = "--cluster", paramLabel = "NODES",
+            description = "After the single-node pass, run the same scenarios against NODES local nodes in cluster mode (child JVMs, "
+                    + "--auth false, fresh data dirs, the same --durability) and show each beside its single-node figure, with CPU per "
+                    + "unit summed over the NODES server JVMs and the ratio cluster/single node. Scenarios by default: "
+                    + "append-serial append-concurrent append-batched replay-100k incr-contended live-tail (not ds-*, cold-*, roll, compact).")
+    Integer clusterNodes;
+    @Option(names = "--shards", defaultValue = "8", description = "With --cluster: the cluster's shard count (default 8).")
+    int shards;
+    @Option(names = "--cluster-client", defaultValue = "leader", paramLabel = "leader|follower",
+            description = "With --cluster: the one node every client socket connects to: the leader of the bench workspace's shard "
+                    + "(default), or a follower, whose writes go through Raft to the leader.")
+    ClusterBench.Client clusterClient;
+    @Option(names = "--failovers", paramLabel = "N",
+            description = "With --cluster: after the scenarios, N rounds of kill -9 of the bench shard's leader during serial appends "
+                    + "through another node, each timed from the kill to the next ack (default 3; 1 with --quick; 0 for none).")
+    Integer failovers;
     private ColdBenchmarks cold;
     private Warmup warmup;
     /** The Durable Streams scenarios, against the same server (set once it runs). */
@@ -78,11 +96,17 @@ final class BenchCommand implements Callable<Integer> {
         all.put("ds-live-tail-sse", b -> ds.sseLiveTail());
         all.put("roll", b -> cold().roll());
         all.put("compact", b -> cold().compact());
-        List<String> chosen = scenarios.isEmpty() ? new ArrayList<>(all.keySet()) : scenarios;
+        ClusterBench.Settings clusterSettings = clusterSettings();
+        List<String> chosen = !scenarios.isEmpty() ? scenarios
+                : clusterSettings != null ? ClusterBench.DEFAULT_SCENARIOS : new ArrayList<>(all.keySet());
         for (String s : chosen) {
             if (!all.containsKey(s)) {
                 throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                         "unknown scenario '" + s + "'; choose from " + all.keySet());
+            }
+            if (clusterSettings != null && !ClusterBench.supported(s)) {
+                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                        "scenario '" + s + "' does not run on a cluster (the cold tier and Durable Streams are single-node only for now)");
             }
         }
         int warmupSecs = warmupSeconds != null ? warmupSeconds : quick ? 2 : 20;
@@ -92,6 +116,7 @@ final class BenchCommand implements Callable<Integer> {
         warmup = new Warmup(Duration.ofSeconds(warmupSecs));
         Instant startedAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
         Path data = Files.createTempDirectory("strand-bench-");
+        Path clusterData = data.resolveSibling(data.getFileName() + "-cluster"); // the cluster pass's nodes, one dir each
         ArrayNode results = Json.MAPPER.createArrayNode();
         System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
                 + Runtime.getRuntime().availableProcessors() + " cores, warm-up " + warmupSecs + " s per scenario"
@@ -104,9 +129,16 @@ final class BenchCommand implements Callable<Integer> {
             throw e;
         }
         System.out.println(disk.line());
+        ObjectNode clusterDoc = null;
         try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), serverJvmOptions())) {
             String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
             LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
+            double singleIdleCores = Double.NaN;
+            if (clusterSettings != null) {
+                singleIdleCores = CpuMeter.forServer(server.process.pid()).idle(ClusterBench.idleWindow(quick)).serverCores();
+                System.out.printf(java.util.Locale.ROOT, "single-node pass: one server (durability %s; idle, it keeps %.2f cores busy),"
+                        + " then the cluster pass%n", durability, singleIdleCores);
+            }
             System.out.println("cpu: the server's (child JVM, pid " + server.process.pid() + ") and this client JVM's over each"
                     + " timed window, per counted unit (op, entry, attempt, commit); " + CpuMeter.source());
             ds = new DsBenchmarks(server.url, durability, quick, warmup, CpuMeter.forServer(server.process.pid()));
@@ -120,8 +152,16 @@ final class BenchCommand implements Callable<Integer> {
                 results.add(report.json());
             }
             server.terminate(); // a clean stop, so a flight recording asked for in STRAND_BENCH_SERVER_OPTS is written
+            if (clusterSettings != null) {
+                clusterDoc = ClusterBench.run(clusterSettings, chosen, all, durability, quick, warmup, clusterData, results,
+                        clusterJvmOptions());
+                if (!Double.isNaN(singleIdleCores)) {
+                    clusterDoc.put("singleIdleServerCores", Math.round(singleIdleCores * 100) / 100.0);
+                }
+            }
         } finally {
             deleteTree(data);
+            deleteTree(clusterData);
             if (cold != null) {
                 cold.close();
             }
@@ -139,6 +179,11 @@ final class BenchCommand implements Callable<Integer> {
         doc.set("diskProbe", disk.json());
         doc.put("cpuClock", CpuMeter.source() + "; server = its child JVM, client = this JVM");
         doc.set("results", results);
+        if (clusterDoc != null) {
+            doc.set("cluster", clusterDoc);
+            System.out.println();
+            System.out.print(ClusterComparison.text(clusterDoc));
+        }
         Files.write(file, Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc));
         System.out.println("results: " + file);
         Path table = out.resolve(file.getFileName().toString().replaceFirst("\\.json$", ".md"));
@@ -160,10 +205,31 @@ final class BenchCommand implements Callable<Integer> {
         if (warmupSeconds != null) {
             c.append(" --warmup ").append(warmupSeconds);
         }
+        if (clusterNodes != null) {
+            c.append(" --cluster ").append(clusterNodes).append(" --shards ").append(shards);
+            if (clusterClient != ClusterBench.Client.leader) {
+                c.append(" --cluster-client ").append(clusterClient);
+            }
+            if (failovers != null) {
+                c.append(" --failovers ").append(failovers);
+            }
+        }
         if (!scenarios.isEmpty()) {
             c.append(' ').append(String.join(" ", chosen));
         }
         return c.toString();
+    }
+
+    /** The cluster pass's settings from the options; null without {@code --cluster}. */
+    private ClusterBench.Settings clusterSettings() {
+        if (clusterNodes == null) {
+            return null;
+        }
+        try {
+            return new ClusterBench.Settings(clusterNodes, shards, clusterClient, failovers != null ? failovers : quick ? 1 : 3);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), e.getMessage());
+        }
     }
 
     /** What the figures were measured on: cores, memory, CPU model, kernel and JDK. */
@@ -190,7 +256,16 @@ final class BenchCommand implements Callable<Integer> {
      * profile the server rather than the client ({@code STRAND_JAVA_OPTS} reaches only the CLI JVM).
      */
     static List<String> serverJvmOptions() {
-        List<String> options = new ArrayList<>(List.of("-Xmx2g"));
+        return jvmOptions("-Xmx2g");
+    }
+
+    /** Each cluster node's JVM options: a 1 GiB heap (three of them share the machine), then {@code STRAND_BENCH_SERVER_OPTS}. */
+    static List<String> clusterJvmOptions() {
+        return jvmOptions("-Xmx1g");
+    }
+
+    private static List<String> jvmOptions(String heap) {
+        List<String> options = new ArrayList<>(List.of(heap));
         String extra = System.getenv("STRAND_BENCH_SERVER_OPTS");
         if (extra != null && !extra.isBlank()) {
             options.addAll(List.of(extra.trim().split("\\s+")));

@@ -15,7 +15,8 @@ import java.util.Map;
  * for {@code --report}: the machine, the durability mode and the disk probe, then each scenario's
  * throughput (with the server's CPU per unit beside it) and latency percentiles as SVG charts on
  * log axes, and a table of every figure: the server's and the client's CPU per unit and the disk
- * probe taken before each scenario among them. All
+ * probe taken before each scenario among them; a {@code --cluster} run adds its comparison with the
+ * single-node figures ({@link BenchHtmlCluster}). All
  * CSS and SVG is inline and nothing is fetched, so the page opens offline and two runs' pages can
  * be compared side by side. Stateless: every method is a pure function of its arguments.
  */
@@ -23,12 +24,12 @@ final class BenchHtmlReport {
     /** The latency percentiles drawn, as JSON field and label; colours in {@link #COLORS}. */
     private static final List<Map.Entry<String, String>> PERCENTILES = List.of(Map.entry("p50Ms", "p50"),
             Map.entry("p90Ms", "p90"), Map.entry("p99Ms", "p99"), Map.entry("p999Ms", "p99.9"), Map.entry("maxMs", "max"));
-    private static final String[] COLORS = {"#2563eb", "#0d9488", "#d97706", "#dc2626", "#6b7280"};
-    private static final int WIDTH = 980;
-    private static final int LABEL = 190;
-    private static final int PLOT = 520;
-    private static final int ROW = 30;
-    private static final int TOP = 34;
+    static final String[] COLORS = {"#2563eb", "#0d9488", "#d97706", "#dc2626", "#6b7280"};
+    static final int WIDTH = 980;
+    static final int LABEL = 190;
+    static final int PLOT = 520;
+    static final int ROW = 30;
+    static final int TOP = 34;
 
     private BenchHtmlReport() {
     }
@@ -75,7 +76,8 @@ final class BenchHtmlReport {
                 {"durability", durability},
                 {"scenarios", Integer.toString(results.size())},
                 {"warm-up", run.path("warmupSeconds").asText("?") + " s per scenario"},
-                {"server", "child JVM, loopback"},
+                {"server", run.path("cluster").isObject() ? "child JVM, loopback; then a " + run.path("cluster").path("nodes").asInt()
+                        + "-node cluster, each node a child JVM" : "child JVM, loopback"},
                 {"client", "closed loop, HdrHistogram"},
                 {"cpu", text(run.path("cpuClock"), "not measured")}});
         h.append("</section>\n");
@@ -87,7 +89,11 @@ final class BenchHtmlReport {
         latencyChart(h, results);
         h.append("</section>\n<section><h2>Figures</h2>\n");
         table(h, results);
-        h.append("</section>\n<details><summary>Raw JSON</summary><pre>")
+        h.append("</section>\n");
+        if (run.path("cluster").isObject()) {
+            BenchHtmlCluster.section(h, run.path("cluster"));
+        }
+        h.append("<details><summary>Raw JSON</summary><pre>")
                 .append(esc(run.toPrettyString()))
                 .append("</pre></details>\n</body></html>\n");
         return h.toString();
@@ -190,7 +196,7 @@ final class BenchHtmlReport {
         h.append("</svg>\n");
     }
 
-    private static void table(StringBuilder h, List<JsonNode> results) {
+    static void table(StringBuilder h, List<JsonNode> results) {
         h.append("<table><thead><tr><th>scenario</th><th>n</th><th>throughput</th>"
                 + "<th title=\"CPU microseconds per counted unit of the server and of this bench client, and the cores each kept busy\">"
                 + "CPU µs/unit<br>server · client</th>");
@@ -252,7 +258,7 @@ final class BenchHtmlReport {
             "serverCpuUsPerOp", "clientCpuUsPerOp", "serverCores", "clientCores", "cpuNote", "diskP50Ms",
             "serverCpuMs", "clientCpuMs", "diskP99Ms"); // the last three only in the raw JSON
 
-    private static void svgOpen(StringBuilder h, int height) {
+    static void svgOpen(StringBuilder h, int height) {
         h.append("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 ").append(WIDTH).append(' ').append(height)
                 .append("\" width=\"").append(WIDTH).append("\" height=\"").append(height).append("\">");
     }
@@ -263,7 +269,7 @@ final class BenchHtmlReport {
     }
 
     /** A base-10 log axis over whole decades from below {@code lo} to above {@code hi}, across the plot. */
-    private record LogAxis(double from, double to) {
+    record LogAxis(double from, double to) {
         static LogAxis spanning(double lo, double hi) {
             double from = Math.floor(Math.log10(lo));
             return new LogAxis(from, Math.max(Math.ceil(Math.log10(hi)), from + 1));
@@ -311,7 +317,7 @@ final class BenchHtmlReport {
         return number(ms) + " ms";
     }
 
-    private static String number(double v) {
+    static String number(double v) {
         if (v >= 100) {
             return String.format(Locale.ROOT, "%,.0f", v);
         }
@@ -325,7 +331,7 @@ final class BenchHtmlReport {
         return v == Math.rint(v) ? Long.toString((long) v) : String.format(Locale.ROOT, "%.3g", v).replaceAll("\\.?0+$", "");
     }
 
-    private static String grouped(double v) {
+    static String grouped(double v) {
         return String.format(Locale.ROOT, "%,.0f", v);
     }
 
@@ -379,6 +385,7 @@ final class BenchHtmlReport {
             svg .value { fill: #374151; font-variant-numeric: tabular-nums; }
             svg .tick { text-anchor: middle; fill: #6b7280; }
             svg .grid { stroke: #d1d5db; } svg .minor { stroke: #f1f5f9; }
+            svg .bar.cluster { fill: #f97316; } .verdict.met { color: #166534; } .verdict.missed { color: #991b1b; }
             svg .bar { fill: #3b82f6; } svg .span { fill: #c7d2fe; } svg .whisker { stroke: #9ca3af; stroke-width: 2; }
             .legend { display: flex; gap: 14px; margin: 0 0 6px; color: #374151; font-size: 13px; flex-wrap: wrap; }
             .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; }

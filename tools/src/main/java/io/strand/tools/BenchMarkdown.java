@@ -1,6 +1,7 @@
 package io.strand.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -8,7 +9,9 @@ import java.util.Locale;
  * the issues: a line naming the date, the durability mode, the machine, the warm-up, the disk probe
  * and the command, then one row per scenario with its throughput beside the server's and the
  * client's CPU per counted unit, its latency percentiles and the disk probe taken just before it.
- * Stateless: a pure function of the document.
+ * A run with {@code --cluster} adds the comparison (each scenario's single-node and cluster
+ * throughput and server CPU per unit, with the ratios, the goal and the failover figure) and the
+ * cluster's rows in full. Stateless: a pure function of the document.
  */
 final class BenchMarkdown {
     private BenchMarkdown() {
@@ -25,9 +28,47 @@ final class BenchMarkdown {
                 m.path("cores").asText(run.path("cores").asText("?")), m.path("cpu").asText("CPU model unknown"),
                 run.path("warmupSeconds").asText("?"), disk.path("writeBytes").asText("?"), disk.path("p50Ms").asDouble(),
                 disk.path("p99Ms").asDouble(), run.path("command").asText("strand bench")));
+        rows(md, run.path("results"));
+        JsonNode cluster = run.path("cluster");
+        if (cluster.isObject()) {
+            md.append('\n').append("**").append(ClusterComparison.header(cluster)).append("**\n\n");
+            md.append("| scenario | single node | cluster | ratio | server CPU µs/unit single | cluster | ratio | p99 ms single | cluster |\n"
+                    + "|---|---|---|---|---|---|---|---|---|\n");
+            for (JsonNode r : cluster.path("comparison")) {
+                String unit = r.path("unit").asText("ops");
+                md.append("| ").append(r.path("scenario").asText())
+                        .append(r.has("inFlight") ? " (" + r.path("inFlight").asInt() + " in flight)" : "")
+                        .append(" | ").append(ClusterComparison.rate(r, "singleThroughputPerSec", unit))
+                        .append(" | ").append(ClusterComparison.rate(r, "clusterThroughputPerSec", unit))
+                        .append(" | ").append(ClusterComparison.times(r, "throughputRatio"))
+                        .append(" | ").append(ClusterComparison.micros(r, "singleServerCpuUsPerOp"))
+                        .append(" | ").append(ClusterComparison.micros(r, "clusterServerCpuUsPerOp"))
+                        .append(" | ").append(ClusterComparison.times(r, "serverCpuRatio"))
+                        .append(" | ").append(ClusterComparison.millis(r, "singleP99Ms"))
+                        .append(" | ").append(ClusterComparison.millis(r, "clusterP99Ms")).append(" |\n");
+            }
+            String goal = ClusterComparison.goalLine(cluster.path("goal"));
+            String failover = ClusterComparison.failoverLine(cluster.path("failover"));
+            if (!goal.isEmpty() || !failover.isEmpty()) {
+                md.append('\n');
+                for (String line : List.of(goal, failover)) {
+                    if (!line.isEmpty()) {
+                        md.append("- ").append(line).append('\n');
+                    }
+                }
+            }
+            md.append("\nThe cluster's rows in full (server CPU summed over its ").append(cluster.path("nodes").asInt())
+                    .append(" nodes):\n\n");
+            rows(md, cluster.path("results"));
+        }
+        return md.toString();
+    }
+
+    /** The table of one pass's rows. */
+    private static void rows(StringBuilder md, JsonNode results) {
         md.append("| scenario | throughput | server CPU µs/unit (cores) | client CPU µs/unit (cores) | p50 ms | p99 ms"
                 + " | disk p50 ms |\n|---|---|---|---|---|---|---|\n");
-        for (JsonNode r : run.path("results")) {
+        for (JsonNode r : results) {
             md.append("| ").append(r.path("scenario").asText());
             if (r.has("inFlight")) {
                 md.append(" (").append(r.path("inFlight").asInt()).append(" in flight)");
@@ -39,7 +80,6 @@ final class BenchMarkdown {
             md.append(" | ").append(r.has("diskP50Ms") ? String.format(Locale.ROOT, "%.3f", r.path("diskP50Ms").asDouble()) : "");
             md.append(" |\n");
         }
-        return md.toString();
     }
 
     /** "45.7 (1.41)" from {@code serverCpuUsPerOp} and {@code serverCores}; the row's note when there are none. */

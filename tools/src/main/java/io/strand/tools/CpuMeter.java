@@ -101,8 +101,50 @@ final class CpuMeter {
         return new CpuMeter(() -> cpuNanos(serverPid), () -> cpuNanos(self), "CPU time of the server process not readable");
     }
 
+    /**
+     * A meter for a server made of several processes (the nodes of a local cluster) and this JVM as
+     * the client: the server side is the sum over {@code serverPids}, so a row's CPU per unit is
+     * what all of them spent on it together; it is unknown (-1) when any one cannot be read.
+     */
+    static CpuMeter forServers(java.util.List<Long> serverPids) {
+        long self = ProcessHandle.current().pid();
+        if (serverPids.isEmpty() || serverPids.contains(self)) {
+            return new CpuMeter(() -> -1, () -> -1, IN_PROCESS);
+        }
+        long[] pids = serverPids.stream().mapToLong(Long::longValue).toArray();
+        return new CpuMeter(() -> {
+            long[] each = new long[pids.length];
+            for (int i = 0; i < pids.length; i++) {
+                each[i] = cpuNanos(pids[i]);
+            }
+            return sum(each);
+        }, () -> cpuNanos(self), "CPU time of a server process (of " + pids.length + ") not readable");
+    }
+
+    /** The sum of CPU nanos read from several processes; -1 when any of them is -1 (a partial sum would look cheap). */
+    static long sum(long[] nanos) {
+        long total = 0;
+        for (long n : nanos) {
+            if (n < 0) {
+                return -1;
+            }
+            total += n;
+        }
+        return total;
+    }
+
     Sample sample() {
         return new Sample(server.getAsLong(), client.getAsLong(), System.nanoTime());
+    }
+
+    /**
+     * The CPU used over {@code window} while nothing is asked of the server: its floor (heartbeats,
+     * timers), which every row's CPU per unit includes in proportion to the row's length.
+     */
+    Used idle(java.time.Duration window) throws InterruptedException {
+        Sample start = sample();
+        Thread.sleep(window.toMillis()); // the measured window itself, not a wait for something
+        return since(start);
     }
 
     /** The CPU used since {@code start} (a {@link #sample()} of this meter). */

@@ -32,13 +32,21 @@ final class LogBenchmarks {
 
     /** {@code serverPid}: the server's process; 0 when it runs in this JVM (rows then say so instead of CPU figures). */
     LogBenchmarks(String wsUrl, String token, String durability, long serverPid, boolean quick, Warmup warmup) {
+        this(wsUrl, token, durability, serverPid, CpuMeter.forServer(serverPid), quick, warmup);
+    }
+
+    /**
+     * With the server's CPU read by {@code cpu} (for a cluster: summed over its nodes); {@code serverPid}
+     * is the one process whose memory and open files {@code many-logs} reports, 0 for none.
+     */
+    LogBenchmarks(String wsUrl, String token, String durability, long serverPid, CpuMeter cpu, boolean quick, Warmup warmup) {
         this.wsUrl = wsUrl;
         this.token = token;
         this.durability = durability;
         this.serverPid = serverPid;
         this.quick = quick;
         this.warmup = warmup;
-        this.cpu = CpuMeter.forServer(serverPid);
+        this.cpu = cpu;
     }
 
     /** The doc scenarios against the same server. */

@@ -103,4 +103,34 @@ class CpuMeterTest {
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
         assertEquals(-1, CpuMeter.cpuNanos(p.pid()));
     }
+    @Test
+    void sumShouldAddEveryProcessOrBeUnknownWhenAnyWasNotRead() {
+        assertEquals(600, CpuMeter.sum(new long[] {100, 200, 300}));
+        assertEquals(-1, CpuMeter.sum(new long[] {100, -1, 300}), "a partial sum would look cheaper than it was");
+        assertEquals(0, CpuMeter.sum(new long[0]));
+    }
+
+    @Test
+    void forServersShouldSumTheProcessesAndBeUnknownOnceOneIsGone() throws Exception {
+        Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/self/stat")), "Linux /proc");
+        Process a = new ProcessBuilder("sleep", "60").start();
+        Process b = new ProcessBuilder("sleep", "60").start();
+        try {
+            CpuMeter meter = CpuMeter.forServers(java.util.List.of(a.pid(), b.pid()));
+            CpuMeter.Sample start = meter.sample();
+            assertEquals(CpuMeter.sum(new long[] {CpuMeter.cpuNanos(a.pid()), CpuMeter.cpuNanos(b.pid())}), start.serverNanos(),
+                    "a sleeping process uses no CPU between the two readings");
+            assertTrue(meter.since(start).serverKnown());
+            b.destroyForcibly();
+            assertTrue(b.waitFor(30, TimeUnit.SECONDS));
+            CpuMeter.Used used = meter.since(start);
+            assertFalse(used.serverKnown(), "one of the servers is gone");
+            assertEquals("CPU time of a server process (of 2) not readable", used.note());
+        } finally {
+            a.destroyForcibly();
+            b.destroyForcibly();
+        }
+        CpuMeter inProcess = CpuMeter.forServers(java.util.List.of(ProcessHandle.current().pid()));
+        assertEquals(CpuMeter.IN_PROCESS, inProcess.since(inProcess.sample()).note(), "a node in this JVM: no bogus split");
+    }
 }

@@ -10,12 +10,17 @@ import io.strand.cluster.RaftNode;
 import io.strand.cluster.ShardEngine;
 import io.strand.cluster.ShardEngineFactory;
 import io.strand.cluster.ShardMetrics;
+import io.strand.coldtier.BlockCache;
+import io.strand.coldtier.ColdLogConfig;
+import io.strand.coldtier.ColdStore;
 import io.strand.core.Durability;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
+import io.strand.logtier.ColdTier;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -32,6 +37,13 @@ import java.util.function.IntConsumer;
  * <p>Replicas run their stores in {@code os} mode with no write-ahead log of their own: the Raft
  * log, fsynced on a majority before the ack, is the durable copy, and a restarted replica rebuilds
  * from its last snapshot plus the log.
+ *
+ * <p>Cold tier (SPEC §13), with {@code --cold} only (each node's data directory is its own, so
+ * there is no default): one object store shared by every node, opened once here, and a block cache
+ * shared by this node's shards. Every replica reads it; each shard's roller writes it only while
+ * this node leads the shard ({@link RaftNode#leaderTerm}, which also fences each manifest commit),
+ * and proposes step 6 of each roll to the shard ({@link ShardCommands#coldCovered}), so every
+ * replica drops its own hot files when it applies that entry.
  */
 public final class ClusterPlacement implements Placement {
     /** How long a read waits for the local replica to catch up, and a write for a quorum, before {@code 503}. */
@@ -43,24 +55,39 @@ public final class ClusterPlacement implements Placement {
     private final StrandMetrics metrics;
     private final ClusterSpec spec;
     private final Map<Integer, StoresEngine> engines = new ConcurrentHashMap<>();
-    /** Told when a shard's stores were replaced (a snapshot installed): subscriptions on the old ones end. */
-    private final List<IntConsumer> replacedListeners = new CopyOnWriteArrayList<>();
+    /** Told just before a shard's stores close (see {@link #onStoresClosing}). */
+    private final List<IntConsumer> closingListeners = new CopyOnWriteArrayList<>();
     private final RaftNode node;
+    /** {@link #node} for the rollers, which start (inside {@link RaftNode#start}) before it is assigned. */
+    private final java.util.concurrent.atomic.AtomicReference<RaftNode> raft = new java.util.concurrent.atomic.AtomicReference<>();
     private final ReplicatedWrites writes;
+    /** The shared cold store and this node's block cache over it; null without {@code --cold}. */
+    private final ColdStore coldStore;
+    private final BlockCache coldCache;
 
     private ClusterPlacement(ServerConfig config, StrandMetrics metrics) {
         this.config = config;
         this.metrics = metrics;
         ServerConfig.Cluster c = config.cluster();
-        ClusterSpec base = ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas());
+        ClusterSpec base = tuned(ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas()));
         this.spec = c.joining() ? base.joiningAs(base.member(c.nodeId()).orElseThrow(() -> new IllegalArgumentException(
                 "--node-id " + c.nodeId() + " is not in --cluster " + c.members())), config.dataDir()) : base;
+        io.strand.coldtier.ColdStoreConfig cold = config.coldStoreConfig();
+        this.coldStore = cold == null ? null : cold.open();
+        this.coldCache = cold == null ? null : new BlockCache(BlockCache.DEFAULT_BUDGET_BYTES);
         try {
             this.node = RaftNode.start(spec, new Factory());
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot start the cluster node " + c.nodeId() + ": " + e.getMessage(), e);
+        } catch (java.io.IOException | RuntimeException e) {
+            if (coldStore != null) {
+                coldStore.close();
+            }
+            if (e instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new java.io.UncheckedIOException("cannot start the cluster node " + c.nodeId() + ": " + e.getMessage(), (java.io.IOException) e);
         }
-        this.writes = new ReplicatedWrites(spec::shardOf, node::submit, this);
+        raft.set(node);
+        this.writes = new ReplicatedWrites(spec::shardOf, node::submit, this, coldStore != null);
         registerShardMetrics();
     }
 
@@ -89,18 +116,58 @@ public final class ClusterPlacement implements Placement {
         return new ClusterPlacement(config, metrics);
     }
 
+    /**
+     * Hidden settings for fault tests, read as system properties like {@code strand.failpoint}:
+     * {@code strand.cluster.snapshotEvery} (applied entries between snapshots, default
+     * {@value ClusterSpec#DEFAULT_SNAPSHOT_EVERY}) and {@code strand.cluster.segmentBytes} (Raft log
+     * segment size, default 8 MiB), so a test can make the leader purge its log behind a snapshot
+     * after a few hundred writes and force a snapshot install on a follower.
+     */
+    static ClusterSpec tuned(ClusterSpec spec) {
+        Long every = Long.getLong("strand.cluster.snapshotEvery");
+        Long segment = Long.getLong("strand.cluster.segmentBytes");
+        ClusterSpec out = every == null ? spec : spec.withSnapshotEvery(every, spec.snapshotOnStop());
+        return segment == null ? out : out.withSegmentSizeMax(segment);
+    }
+
     private final class Factory implements ShardEngineFactory {
         @Override
         public ShardEngine open(int shard, Path liveDir) {
-            StoresEngine engine = new StoresEngine(Stores.open("shard" + shard, config, liveDir, Durability.OS, 1, metrics, null));
-            engines.put(shard, engine);
-            return engine;
+            Stores stores = Stores.open("shard" + shard, config, liveDir, Durability.OS, 1, metrics, null);
+            if (coldStore != null) {
+                ColdTier tier = new ColdTier(coldStore, coldCache, ColdLogConfig.defaults(config.dataDir().resolve("cold-tmp")),
+                        () -> coldWriterTerm(shard));
+                stores.logs().enableColdTier(tier, (ws, log, coldLast) -> {
+                    RaftNode n = raft.get();
+                    return n == null ? CompletableFuture.failedFuture(unavailable(shard, "the node is starting"))
+                            : n.submit(shard, ShardCommands.coldCovered(ws, log, coldLast));
+                });
+            }
+            StoresEngine[] self = new StoresEngine[1];
+            self[0] = new StoresEngine(stores, () -> closing(shard, self[0]));
+            engines.put(shard, self[0]);
+            return self[0];
         }
 
         @Override
         public void replaced(int shard, ShardEngine old, ShardEngine now) {
             engines.put(shard, (StoresEngine) now);
-            replacedListeners.forEach(l -> l.accept(shard));
+        }
+    }
+
+    /**
+     * On the shard's apply thread, before {@code engine}'s stores close: requests stop finding them
+     * ({@link #local} answers {@code 503} until the new ones are open), then the listeners let go.
+     */
+    private void closing(int shard, StoresEngine engine) {
+        engines.remove(shard, engine);
+        for (IntConsumer l : closingListeners) {
+            try {
+                l.accept(shard);
+            } catch (RuntimeException e) {
+                System.getLogger("strand.cluster").log(System.Logger.Level.WARNING, "shard " + shard
+                        + ": a listener failed before its stores closed", e);
+            }
         }
     }
 
@@ -127,12 +194,57 @@ public final class ClusterPlacement implements Placement {
         return spec;
     }
 
+    /** The term under which this node writes shard {@code shard}'s cold part: its Raft term while it leads the shard, else -1. */
+    private long coldWriterTerm(int shard) {
+        RaftNode n = raft.get();
+        return n == null ? -1 : n.leaderTerm(shard);
+    }
+
+    /** True when this cluster has a cold tier ({@code --cold}). */
+    public boolean hasColdTier() {
+        return coldStore != null;
+    }
+
+    /**
+     * Returns when this node may run a cold write for {@code ws} (roll, compact, orphan clean-up):
+     * it leads the workspace's shard. Otherwise {@code 503 unavailable} naming the leader
+     * ({@code "leader"}, null while there is none), where the request should go.
+     */
+    public void requireColdWriter(String ws) {
+        int shard = spec.shardOf(ws);
+        if (node.leaderTerm(shard) >= 0) {
+            return;
+        }
+        String leader = node.status().shard(shard).leader();
+        Map<String, Object> extras = new java.util.LinkedHashMap<>();
+        extras.put("retryable", true);
+        extras.put("shard", shard);
+        extras.put("leader", leader);
+        throw new StrandException(ErrorCode.UNAVAILABLE, "only the leader of shard " + shard + " (workspace '" + ws
+                + "') writes its cold tier, and node " + spec.nodeId() + " does not lead it"
+                + (leader == null ? " (no leader now; retry)" : "; send this to node " + leader), extras);
+    }
+
     public RaftNode node() {
         return node;
     }
 
-    public void onReplaced(IntConsumer listener) {
-        replacedListeners.add(listener);
+    /**
+     * {@code listener} is told (on the shard's apply thread, with the shard) just before a shard's
+     * stores on this node close: a snapshot from the leader replaces them (a follower that fell
+     * behind the leader's purged log), the replica is removed by {@code replace}, or the node stops.
+     * Whatever still reads those stores (subscriptions) must end before it returns; the shard's
+     * new stores, if any, open right after.
+     */
+    public void onStoresClosing(IntConsumer listener) {
+        closingListeners.add(listener);
+    }
+
+    /** What a subscription on a shard's closing stores ends with: retryable, resume from its {@code next}. */
+    public static StrandException storesClosing(int shard) {
+        return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + "'s replica on this node is being rebuilt"
+                + " (a snapshot from the leader replaces it) or removed: subscribe again from 'next', here or on"
+                + " another node", Map.of("retryable", true, "shard", shard));
     }
 
     @Override
@@ -160,7 +272,8 @@ public final class ClusterPlacement implements Placement {
     @Override
     public void awaitCaughtUp(String ws) {
         int shard = spec.shardOf(ws);
-        boolean current = awaitBarrier(node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS, () -> majorityReachable(shard), shard);
+        boolean current = awaitBarrier(() -> node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS,
+                () -> majorityReachable(shard), shard);
         if (!current) {
             localOnlyReads.incrementAndGet();
         }
@@ -182,15 +295,36 @@ public final class ClusterPlacement implements Placement {
      */
     static boolean awaitBarrier(java.util.concurrent.CompletableFuture<Void> barrier, long localAfterMillis, long maxMillis,
                                 java.util.function.BooleanSupplier shardAlive, int shard) {
+        return awaitBarrier(() -> barrier, localAfterMillis, maxMillis, shardAlive, shard);
+    }
+
+    /**
+     * As above, asking {@code barriers} for a new barrier when one fails fast within the first
+     * {@code localAfterMillis} (a replica that has not heard from the leader yet fails at once): only
+     * a shard that stays down from here for that long is read from the local copy.
+     */
+    static boolean awaitBarrier(java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> barriers,
+                                long localAfterMillis, long maxMillis, java.util.function.BooleanSupplier shardAlive, int shard) {
         long start = System.nanoTime();
         try {
-            try {
-                barrier.get(localAfterMillis, TimeUnit.MILLISECONDS);
-                return true;
-            } catch (TimeoutException | ExecutionException e) {
-                if (!shardAlive.getAsBoolean()) {
-                    return false;
+            java.util.concurrent.CompletableFuture<Void> barrier = barriers.get();
+            while (true) {
+                long left = localAfterMillis - (System.nanoTime() - start) / 1_000_000;
+                if (left <= 0) {
+                    break;
                 }
+                try {
+                    barrier.get(left, TimeUnit.MILLISECONDS);
+                    return true;
+                } catch (TimeoutException e) {
+                    break;
+                } catch (ExecutionException e) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // a pause between asks, not a wait for a state
+                    barrier = barriers.get();
+                }
+            }
+            if (!shardAlive.getAsBoolean()) {
+                return false;
             }
             long left = maxMillis - (System.nanoTime() - start) / 1_000_000;
             try {
@@ -241,6 +375,9 @@ public final class ClusterPlacement implements Placement {
 
     @Override
     public void close() {
-        node.close(); // closes the engines, and with them the stores
+        node.close(); // closes the engines, and with them the stores and their rollers
+        if (coldStore != null) {
+            coldStore.close();
+        }
     }
 }

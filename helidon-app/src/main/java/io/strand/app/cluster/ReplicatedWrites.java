@@ -6,7 +6,9 @@ import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.app.stores.Placement;
 import io.strand.app.stores.WritePath;
+import io.strand.core.ErrorCode;
 import io.strand.core.Names;
+import io.strand.core.StrandException;
 import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
@@ -26,11 +28,15 @@ final class ReplicatedWrites implements WritePath {
     private final ToIntFunction<String> shardOf;
     private final BiFunction<Integer, byte[], CompletableFuture<byte[]>> propose;
     private final Placement placement;
+    /** A cluster with {@code --cold}: log deletes are refused (see {@link #deleteLog}). */
+    private final boolean sharedColdTier;
 
-    ReplicatedWrites(ToIntFunction<String> shardOf, BiFunction<Integer, byte[], CompletableFuture<byte[]>> propose, Placement placement) {
+    ReplicatedWrites(ToIntFunction<String> shardOf, BiFunction<Integer, byte[], CompletableFuture<byte[]>> propose, Placement placement,
+                     boolean sharedColdTier) {
         this.shardOf = shardOf;
         this.propose = propose;
         this.placement = placement;
+        this.sharedColdTier = sharedColdTier;
     }
 
     private CompletableFuture<byte[]> submit(String ws, byte[] command) {
@@ -60,8 +66,21 @@ final class ReplicatedWrites implements WritePath {
         return submit(ws, ShardCommands.txn(ws, body)).thenApply(r -> quorum(ShardCommands.readJson(r)));
     }
 
+    /**
+     * Proposes a log delete. With a shared cold tier, {@code 501}: the log's cold manifest must go
+     * before a log of the same name can be created again, yet replicas apply (and, after a restart,
+     * replay) a delete long after it was committed, so no replica may delete shared objects when it
+     * applies one, and the leader's roller may commit the manifest again meanwhile. Doing it safely
+     * needs the delete itself to be fenced in the manifest (a deleted-at-index tombstone), which is
+     * not built yet.
+     */
     @Override
     public CompletableFuture<Boolean> deleteLog(String ws, String log) {
+        if (sharedColdTier) {
+            return CompletableFuture.failedFuture(new StrandException(ErrorCode.NOT_IMPLEMENTED, "deleting a log is not"
+                    + " available yet in a cluster with a cold tier (its shared cold manifest cannot be retired safely"
+                    + " by replicas); see README \"Cluster\""));
+        }
         return submit(ws, ShardCommands.deleteLog(ws, log)).thenApply(ShardCommands::readBoolean);
     }
 

@@ -33,10 +33,13 @@ import java.util.Map;
  *   2 doc        str op, str ws, str doc, opt&lt;str&gt; body (JSON)
  *   3 txn        str ws, str body (JSON)
  *   4 deleteLog  str ws, str log
+ *   5 coldCovered str ws, str log, i64 coldLast   (step 6 of a roll: proposed by the shard's leader
+ *                after its manifest commit; see {@link io.strand.logtier.LogStore#dropCovered})
  * reply    := u8 0 (ok), result | u8 1 (error), str code (SPEC §2 wire code), str message, str extras (JSON object)
  *   append result   i64 firstSeq, i64 lastSeq, i64 ts, u8 duplicate
  *   doc/txn result  str reply (JSON object)
  *   deleteLog       u8 existed
+ *   coldCovered     u32 hot files the answering replica dropped
  * </pre>
  * A command is committed when its Raft entry is (a majority of the shard's replicas hold it); it
  * takes effect on each replica when that replica applies the entry.
@@ -46,12 +49,16 @@ public final class ShardCommands {
     static final byte DOC = 2;
     static final byte TXN = 3;
     static final byte DELETE_LOG = 4;
+    static final byte COLD_COVERED = 5;
 
     private ShardCommands() {
     }
 
-    /** A decoded command; {@code body} is the doc or txn request, {@code append} the append. */
-    public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body) {
+    /** A decoded command; {@code body} is the doc or txn request, {@code append} the append, {@code seq} coldCovered's coldLast. */
+    public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body, long seq) {
+        Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body) {
+            this(type, ws, name, op, append, body, 0);
+        }
     }
 
     public static byte[] append(String ws, String log, AppendRequest req) {
@@ -101,6 +108,15 @@ public final class ShardCommands {
         });
     }
 
+    public static byte[] coldCovered(String ws, String log, long coldLast) {
+        return write(out -> {
+            out.writeByte(COLD_COVERED);
+            str(out, ws);
+            str(out, log);
+            out.writeLong(coldLast);
+        });
+    }
+
     /** Decodes a command; a command that does not decode is a bug or corruption, never a request error. */
     public static Command read(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
@@ -139,6 +155,7 @@ public final class ShardCommands {
                     yield new Command(type, ws, null, null, null, Json.MAPPER.readTree(str(in)));
                 }
                 case DELETE_LOG -> new Command(type, str(in), str(in), null, null, null);
+                case COLD_COVERED -> new Command(type, str(in), str(in), null, null, null, in.readLong());
                 default -> throw new IllegalStateException("unknown replicated command type " + type);
             };
         } catch (IOException e) {
@@ -168,6 +185,17 @@ public final class ShardCommands {
             out.writeByte(0);
             out.writeBoolean(value);
         });
+    }
+
+    public static byte[] countReply(int count) {
+        return write(out -> {
+            out.writeByte(0);
+            out.writeInt(count);
+        });
+    }
+
+    public static int readCount(byte[] reply) {
+        return read(reply, DataInputStream::readInt);
     }
 
     public static byte[] errorReply(StrandException e) {

@@ -1,9 +1,17 @@
 package io.strand.app.ws;
 
 import io.strand.core.Agent;
+import io.strand.core.StrandException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
 /**
  * The sockets open now, so that a revoked or expired token reaches the sockets it opened: one
@@ -33,6 +41,31 @@ public final class OpenSockets implements AutoCloseable {
 
     public int size() {
         return open.size();
+    }
+
+    /**
+     * Ends every subscription on the sockets of the workspaces {@code workspace} accepts, each with a
+     * {@code closed} frame carrying {@code why} and its resume cursor, and waits (at most {@code wait})
+     * until their loops have let go of the logs: a cluster node calls this before a shard's stores
+     * close. A loop stuck sending to a client that does not read is not waited for past {@code wait};
+     * its next read of the closed stores fails and it closes with the same {@code why}.
+     *
+     * @return the subscriptions ended
+     */
+    public int endSubscriptions(Predicate<String> workspace, StrandException why, Duration wait) {
+        List<CompletableFuture<Void>> ending = new ArrayList<>();
+        for (SocketEndpoint socket : open) {
+            ending.addAll(socket.endSubscriptions(workspace, why));
+        }
+        try {
+            CompletableFuture.allOf(ending.toArray(CompletableFuture[]::new)).get(wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            System.getLogger("strand").log(System.Logger.Level.WARNING, ending.stream().filter(f -> !f.isDone()).count()
+                    + " of " + ending.size() + " subscriptions did not end within " + wait.toMillis() + " ms: " + why.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return ending.size();
     }
 
     /** Starts the sweeper; idempotent. */

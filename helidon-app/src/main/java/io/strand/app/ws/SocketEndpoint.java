@@ -29,8 +29,10 @@ import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
 import io.strand.app.stores.Placement;
+import io.strand.app.stores.Stores;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -146,6 +148,18 @@ public final class SocketEndpoint implements WsListener {
         // on its own thread: the close waits for a send in progress, which a stalled client can hold up
         Thread.ofVirtual().name("close-" + ws).start(() -> out.close(4001, "token expired or revoked"));
         return true;
+    }
+
+    /**
+     * Called from a shard's apply thread just before its stores close (cluster mode): when this
+     * socket's workspace matches, ends each of its subscriptions with a {@code closed} frame carrying
+     * {@code why} and the subscription's {@code next}. The futures complete as each loop lets go.
+     */
+    List<CompletableFuture<Void>> endSubscriptions(java.util.function.Predicate<String> workspace, StrandException why) {
+        if (ws == null || !workspace.test(ws)) {
+            return List.of();
+        }
+        return subscriptions.values().stream().map(s -> s.end(why)).toList();
     }
 
     @Override
@@ -348,7 +362,8 @@ public final class SocketEndpoint implements WsListener {
         }
         // Nothing was opened until here; from now on the watch is the subscription's (its loop closes it), or closed below.
         ctx.placement().awaitCaughtUp(ws); // a cursor from another node resumes exactly on this one
-        LogWatch watch = ctx.placement().local(ws).logs().watch(ws, log);
+        Stores stores = ctx.placement().local(ws);
+        LogWatch watch = stores.logs().watch(ws, log);
         Subscription sub;
         try {
             long head = watch.head();
@@ -380,6 +395,21 @@ public final class SocketEndpoint implements WsListener {
             throw e;
         }
         Thread.ofVirtual().name("sub-" + ws + "-" + log).start(sub);
+        if (ctx.placement().clustered() && !current(stores)) {
+            // the stores closed (a snapshot replaced them) between the lookup and the registration above,
+            // so endSubscriptions may have missed this one: it ends the same way
+            sub.end(new StrandException(ErrorCode.UNAVAILABLE, "this node's copy of workspace " + ws
+                    + " was replaced while subscribing: subscribe again from 'next'", java.util.Map.of("retryable", true)));
+        }
+    }
+
+    /** True while {@code stores} is still this node's copy of the socket's workspace. */
+    private boolean current(Stores stores) {
+        try {
+            return ctx.placement().local(ws) == stores;
+        } catch (StrandException e) {
+            return false; // being replaced right now
+        }
     }
 
     /** A {@code sub} as JSON text, the key of {@link #subscriptions}; null when it is not a usable id. */

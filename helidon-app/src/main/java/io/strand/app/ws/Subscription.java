@@ -4,10 +4,12 @@ import io.strand.app.ApiErrors;
 import io.strand.app.EntryJson;
 import io.strand.app.StrandMetrics;
 import io.strand.core.Json;
+import io.strand.core.StrandException;
 import io.strand.logtier.LogCursor;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -22,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Thread-safe where it must be: the loop's state belongs to its thread; {@link #credit},
  * {@link #cancel} and {@link #stop} come from the connection's thread (or the token sweeper) and touch
  * only the atomic credit and the volatile {@code active}, which {@link #stop} clears under the
- * writer's lock so that no frame of the subscription is sent after it returns.
+ * writer's lock so that no frame of the subscription is sent after it returns. {@link #end} (any
+ * thread) sets the volatile {@code endedBy}; the loop sends the {@code closed} frame itself.
  */
 final class Subscription implements Runnable {
     static final int MAX_FRAME_ENTRIES = 500;
@@ -44,6 +47,10 @@ final class Subscription implements Runnable {
     /** Remaining credit when a window was asked for; Long.MAX_VALUE when unlimited. */
     private final AtomicLong credit;
     private volatile boolean active = true;
+    /** Set by {@link #end}: the loop closes the subscription with this error and the resume cursor. */
+    private volatile StrandException endedBy;
+    /** Completes when the loop has ended and let go of its log. */
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
     /** When the loop last sent a frame (System.nanoTime); only the loop touches it. */
     private long lastSent;
 
@@ -104,6 +111,18 @@ final class Subscription implements Runnable {
         cursor.wake();
     }
 
+    /**
+     * Ends the subscription from outside (its stores are about to close): the loop sends
+     * {@code {"type":"closed","reason":"error","error":why,"next":N}}, N being the first seq not
+     * delivered, so the client subscribes again from N. The future completes once the loop no longer
+     * reads the log (at once if it already ended).
+     */
+    CompletableFuture<Void> end(StrandException why) {
+        endedBy = why;
+        cursor.wake();
+        return ended;
+    }
+
     @Override
     public void run() {
         metrics.subscriberOpened();
@@ -113,16 +132,22 @@ final class Subscription implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            if (active && out.isOpen()) {
-                // the error object as in a reply, so cold_unavailable (retry later) and corrupt stay apart
-                send(frame("closed") + ",\"reason\":\"error\",\"error\":" + Json.string(ApiErrors.errorObject(ApiErrors.classify(e)))
-                        + ",\"next\":" + cursor.next() + "}");
-            }
+            // ended from outside, a read may fail on the closing stores: the reason given wins
+            closeWithError(endedBy != null ? endedBy : ApiErrors.classify(e));
         } finally {
             cursor.close();
             lag.close();
             metrics.subscriberClosed();
             onEnd.run();
+            ended.complete(null);
+        }
+    }
+
+    private void closeWithError(StrandException e) {
+        if (active && out.isOpen()) {
+            // the error object as in a reply, so cold_unavailable (retry later) and corrupt stay apart
+            send(frame("closed") + ",\"reason\":\"error\",\"error\":" + Json.string(ApiErrors.errorObject(e))
+                    + ",\"next\":" + cursor.next() + "}");
         }
     }
 
@@ -134,6 +159,10 @@ final class Subscription implements Runnable {
         long delivered = 0;
         EntryJson buffer = null;
         while (active && out.isOpen()) {
+            if (endedBy != null) {
+                closeWithError(endedBy);
+                return;
+            }
             if (cursor.deleted()) {
                 send(frame("closed") + ",\"reason\":\"deleted\",\"next\":" + cursor.next() + "}");
                 return;

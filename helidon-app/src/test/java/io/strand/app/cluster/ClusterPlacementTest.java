@@ -63,4 +63,14 @@ class ClusterPlacementTest {
         assertFalse(ClusterPlacement.awaitBarrier(new CompletableFuture<>(), 50, 200, () -> asked.incrementAndGet() == 1, 0));
         assertEquals(2, asked.get(), "asked again once the long wait ended");
     }
+
+    @Test
+    void awaitBarrierShouldAskAgainWhenABarrierFailsFast() {
+        AtomicInteger asked = new AtomicInteger();
+        // the first barrier fails at once (the replica has not heard from a leader yet), the second completes
+        assertTrue(ClusterPlacement.awaitBarrier(() -> asked.incrementAndGet() == 1
+                ? CompletableFuture.failedFuture(new IllegalStateException("no leader yet"))
+                : CompletableFuture.completedFuture(null), 1_000, 5_000, () -> false, 0));
+        assertEquals(2, asked.get());
+    }
 }

@@ -13,11 +13,38 @@ import java.util.stream.Collectors;
 /**
  * A cluster of real server processes on loopback (SPEC §13): node {@code nK} has its own data
  * directory under {@code dir} and a fixed Raft port, its HTTP port is picked at each start. Nodes
- * are killed with SIGKILL and restarted over the same data. Owned by the test thread.
+ * are killed with SIGKILL and restarted over the same data, paused with SIGSTOP and resumed with
+ * SIGCONT. A {@link Net} other than {@link Net#LOOPBACK} gives each node its own addresses and runs
+ * it under a launcher (a network namespace), so a test can cut one node's links. Owned by the test
+ * thread.
  */
 public final class ClusterNodes implements AutoCloseable {
+    /** Where each node listens and how its JVM is launched. */
+    public interface Net {
+        /** Every node on 127.0.0.1, launched directly. */
+        Net LOOPBACK = new Net() {
+        };
+
+        /** The host of the node's Raft server in the {@code --cluster} list. */
+        default String raftHost(String id) {
+            return "127.0.0.1";
+        }
+
+        /** The node's {@code --host} (HTTP and WebSocket). */
+        default String httpHost(String id) {
+            return "127.0.0.1";
+        }
+
+        /** The command the node's java runs under (it must exec java), none by default. */
+        default List<String> launcher(String id) {
+            return List.of();
+        }
+    }
+
     private final Path dir;
     private final List<String> extraArgs;
+    private final List<String> jvmArgs;
+    private final Net net;
     private final Map<String, Integer> raftPorts = new LinkedHashMap<>();
     private final Map<String, ServerProcess> running = new LinkedHashMap<>();
     private final int shards;
@@ -25,14 +52,27 @@ public final class ClusterNodes implements AutoCloseable {
 
     /** Nodes started with {@code --auth false}. */
     public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs) throws IOException {
-        this(dir, nodes, shards, extraArgs, false);
+        this(dir, nodes, shards, extraArgs, List.of(), Net.LOOPBACK, false);
     }
 
     /** Nodes with signed tokens when {@code auth} (each writes the cluster's root token to {@code DATA/root.token}). */
     public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, boolean auth) throws IOException {
+        this(dir, nodes, shards, extraArgs, List.of(), Net.LOOPBACK, auth);
+    }
+
+    /** @param jvmArgs JVM options of every node, e.g. the hidden {@code -Dstrand.cluster.snapshotEvery=…} */
+    public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, List<String> jvmArgs, Net net) throws IOException {
+        this(dir, nodes, shards, extraArgs, jvmArgs, net, false);
+    }
+
+    /** The general form. */
+    public ClusterNodes(Path dir, int nodes, int shards, List<String> extraArgs, List<String> jvmArgs, Net net, boolean auth)
+            throws IOException {
         this.dir = dir;
         this.shards = shards;
         this.extraArgs = extraArgs;
+        this.jvmArgs = jvmArgs;
+        this.net = net;
         this.auth = auth;
         for (int i = 1; i <= nodes; i++) {
             raftPorts.put("n" + i, freePort());
@@ -41,13 +81,18 @@ public final class ClusterNodes implements AutoCloseable {
 
     /** The {@code --cluster} list every node is started with. */
     public String members() {
-        return raftPorts.entrySet().stream().map(e -> e.getKey() + "=127.0.0.1:" + e.getValue()).collect(Collectors.joining(","));
+        return raftPorts.keySet().stream().map(this::member).collect(Collectors.joining(","));
+    }
+
+    /** Node {@code id} as it appears in the {@code --cluster} list: {@code id=HOST:RAFTPORT}. */
+    public String member(String id) {
+        return id + "=" + net.raftHost(id) + ":" + raftPorts.get(id);
     }
 
     /** Adds a node that is not in the original list (for {@code replace}); returns its {@code id=HOST:PORT}. */
     public String addSpare(String id) throws IOException {
         raftPorts.put(id, freePort());
-        return id + "=127.0.0.1:" + raftPorts.get(id);
+        return member(id);
     }
 
     /** Starts every node of the original list at once (a new cluster's nodes wait for each other). */
@@ -77,11 +122,19 @@ public final class ClusterNodes implements AutoCloseable {
     }
 
     /** Starts node {@code id} with {@code memberList} as its {@code --cluster} (a replacement node knows the new list). */
-    public synchronized ServerProcess start(String id, String memberList) throws IOException {
+    public ServerProcess start(String id, String memberList) throws IOException {
+        return start(id, memberList, List.of());
+    }
+
+    /** {@link #start(String, String)} with {@code moreArgs} for this start only (e.g. {@code --cluster-join true}). */
+    public synchronized ServerProcess start(String id, String memberList, List<String> moreArgs) throws IOException {
         List<String> args = new ArrayList<>(List.of("--auth", String.valueOf(auth), "--node-id", id, "--cluster", memberList,
-                "--shards", String.valueOf(shards)));
+                "--shards", String.valueOf(shards), "--host", net.httpHost(id)));
         args.addAll(extraArgs);
-        ServerProcess p = ServerProcess.start(dataDir(id), args, List.of("-Xmx256m"));
+        args.addAll(moreArgs);
+        List<String> jvm = new ArrayList<>(List.of("-Xmx256m"));
+        jvm.addAll(jvmArgs);
+        ServerProcess p = ServerProcess.start(dataDir(id), args, jvm, net.launcher(id));
         synchronized (this) {
             running.put(id, p);
         }
@@ -102,6 +155,42 @@ public final class ClusterNodes implements AutoCloseable {
             p.process.destroyForcibly();
             p.process.waitFor();
         }
+    }
+
+    /** SIGSTOP: the node stops dead (no thread runs, its sockets stay open) until {@link #resume}. */
+    public void pause(String id) throws IOException, InterruptedException {
+        signal("-STOP", id);
+    }
+
+    /** SIGCONT after {@link #pause}. */
+    public void resume(String id) throws IOException, InterruptedException {
+        signal("-CONT", id);
+    }
+
+    private void signal(String signal, String id) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", signal, Long.toString(pid(id))).inheritIO().start();
+        if (kill.waitFor() != 0) {
+            throw new IOException("kill " + signal + " " + pid(id) + " failed");
+        }
+    }
+
+    /** Deletes node {@code id}'s data directory (the node must be down): it comes back empty. */
+    public void wipe(String id) throws IOException {
+        if (up().contains(id)) {
+            throw new IllegalStateException("wipe " + id + " while it runs");
+        }
+        Path data = dataDir(id);
+        if (java.nio.file.Files.exists(data)) {
+            try (var walk = java.nio.file.Files.walk(data)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    java.nio.file.Files.delete(p);
+                }
+            }
+        }
+    }
+
+    public int raftPort(String id) {
+        return raftPorts.get(id);
     }
 
     public synchronized String url(String id) {

@@ -14,14 +14,25 @@ public final class Http {
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String base;
     private final String token;
+    private final Duration timeout;
 
     public Http(String base, String token) {
+        this(base, token, Duration.ofSeconds(30));
+    }
+
+    private Http(String base, String token, Duration timeout) {
         this.base = base;
         this.token = token;
+        this.timeout = timeout;
     }
 
     public Http withToken(String t) {
-        return new Http(base, t);
+        return new Http(base, t, timeout);
+    }
+
+    /** The same client with another per-request timeout (a request past it throws). */
+    public Http withTimeout(Duration t) {
+        return new Http(base, token, t);
     }
 
     public record Reply(int status, String body) {
@@ -55,7 +66,7 @@ public final class Http {
     }
 
     private HttpRequest.Builder builder(String path) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(timeout)
                 .header("Content-Type", "application/json");
         if (token != null) {
             b.header("Authorization", "Bearer " + token);

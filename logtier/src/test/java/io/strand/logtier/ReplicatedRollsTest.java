@@ -1,0 +1,184 @@
+package io.strand.logtier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.strand.coldtier.BlockCache;
+import io.strand.coldtier.ColdLogConfig;
+import io.strand.coldtier.FileColdStore;
+import io.strand.core.Durability;
+import io.strand.core.Entry;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import io.strand.core.Writers;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two replicas of one shard, each with its own hot files, sharing one cold store (SPEC §13): the
+ * "Raft log" here is this test applying every append and every proposed step 6 to both replicas in
+ * the same order. Only the replica whose writer term says it leads rolls; step 6 reaches both.
+ */
+@Timeout(120)
+class ReplicatedRollsTest {
+    @TempDir
+    Path dir;
+    Replica a;
+    Replica b;
+    /** Whether proposals of step 6 are committed (false: the proposer "dies" after its manifest commit). */
+    final AtomicBoolean proposalsCommit = new AtomicBoolean(true);
+    final List<String> proposed = new CopyOnWriteArrayList<>();
+
+    /** One replica: its own data dir and writers, the shared cold directory, its own view of its term. */
+    record Replica(String id, Writers writers, LogStore store, AtomicLong term) implements AutoCloseable {
+        @Override
+        public void close() {
+            store.close();
+            writers.close();
+            store.coldTier().store().close();
+        }
+    }
+
+    private Replica replica(String id) {
+        LogConfig config = LogConfig.defaults(dir.resolve(id), Durability.OS)
+                .withRollCycle(TestRollCycles.TEST_SECONDLY)
+                .withHot(new LogConfig.HotThreshold(1_000_000, 1L << 40, Duration.ofDays(1)));
+        Writers writers = new Writers(id, 1, Durability.OS, 1024, null, n -> { });
+        LogStore store = new LogStore(config, writers);
+        AtomicLong term = new AtomicLong(-1);
+        ColdTier tier = new ColdTier(new FileColdStore(dir.resolve("shared-cold")), new BlockCache(8 << 20),
+                ColdLogConfig.defaults(dir.resolve(id + "-tmp")), term::get);
+        store.enableColdTier(tier, (ws, log, coldLast) -> commitStepSix(id, ws, log, coldLast));
+        return new Replica(id, writers, store, term);
+    }
+
+    /** The shard's log applying a step 6 proposed by replica {@code by} on every replica, in order. */
+    private synchronized CompletableFuture<?> commitStepSix(String by, String ws, String log, long coldLast) {
+        if (!proposalsCommit.get()) {
+            return CompletableFuture.failedFuture(new StrandException(ErrorCode.UNAVAILABLE, "no quorum"));
+        }
+        proposed.add(by + ":" + ws + "/" + log + "@" + coldLast);
+        return CompletableFuture.allOf(a.store().dropCovered(ws, log, coldLast), b.store().dropCovered(ws, log, coldLast));
+    }
+
+    @BeforeEach
+    void start() {
+        a = replica("a");
+        b = replica("b");
+    }
+
+    @AfterEach
+    void stop() {
+        a.close();
+        b.close();
+    }
+
+    /** Appends {@code from..to} on both replicas with one leader stamp per batch, spread over cycle files. */
+    private void appendOnBoth(long from, long to) {
+        for (long s = from; s <= to; s += 250) {
+            int n = (int) Math.min(250, to - s + 1);
+            AppendRequest req = ColdNode.batch(s, n).withStampedAt(System.currentTimeMillis());
+            assertEquals(s, a.store().append("w", "c", req).join().firstSeq());
+            assertEquals(s, b.store().append("w", "c", req).join().firstSeq());
+            LockSupport.parkNanos(150_000_000); // spreads the entries over several one-second hot files
+        }
+    }
+
+    private static List<Entry> readAll(LogStore store) {
+        List<Entry> out = new ArrayList<>();
+        long next = 1;
+        while (true) {
+            Page p = store.readForward("w", "c", next, 700);
+            if (p.entries().isEmpty()) {
+                return out;
+            }
+            out.addAll(p.entries());
+            next = p.next();
+        }
+    }
+
+    private static void assertIdentical(List<Entry> expected, List<Entry> actual, long count) {
+        assertEquals(count, expected.size());
+        assertEquals(count, actual.size());
+        for (int i = 0; i < count; i++) {
+            Entry e = expected.get(i);
+            Entry g = actual.get(i);
+            assertEquals(i + 1, g.seq());
+            assertEquals(e.ts(), g.ts(), "ts of " + g.seq());
+            assertEquals(e.dataText(), g.dataText(), "data of " + g.seq());
+            assertEquals("{\"n\":" + (i + 1) + "}", g.dataText());
+        }
+    }
+
+    @Test
+    void rollShouldRunOnlyOnTheLeaderAndDropHotFilesOnEveryReplica() {
+        appendOnBoth(1, 2_000);
+        StrandException refused = assertThrows(StrandException.class, () -> a.store().rollNow("w", "c"));
+        assertEquals(ErrorCode.UNAVAILABLE, refused.code(), refused.getMessage());
+        assertEquals(0, a.store().coldTier().log("w", "c").refresh().generation(), "a follower wrote no manifest");
+
+        a.term().set(1); // a is elected
+        assertEquals(2_000, a.store().rollNow("w", "c"));
+        assertTrue(proposed.contains("a:w/c@2000"), proposed.toString());
+        for (Replica r : List.of(a, b)) {
+            assertTrue(r.store().hotStoredFirst("w", "c") > 1, r.id() + " dropped its rolled hot files");
+        }
+        assertIdentical(readAll(a.store()), readAll(b.store()), 2_000);
+
+        // a loses its shard to b (term 2); b re-reads the manifest and continues the cold part
+        a.term().set(-1);
+        b.term().set(2);
+        appendOnBoth(2_001, 3_000);
+        assertEquals(1_000, b.store().rollNow("w", "c"));
+        assertEquals(3_000, b.store().coldTier().log("w", "c").refresh().lastSeq());
+        assertTrue(proposed.contains("b:w/c@3000"), proposed.toString());
+        assertEquals(2, b.store().coldTier().log("w", "c").manifest().term());
+        assertIdentical(readAll(a.store()), readAll(b.store()), 3_000);
+
+        // a, partitioned, still believes it leads in term 1: its roll is fenced and changes nothing
+        a.term().set(1);
+        appendOnBoth(3_001, 3_500);
+        StrandException fenced = assertThrows(StrandException.class, () -> a.store().rollNow("w", "c"));
+        assertEquals(ErrorCode.VERSION_CONFLICT, fenced.code(), fenced.getMessage());
+        assertEquals(3_000, a.store().coldTier().log("w", "c").refresh().lastSeq(), "the manifest never went back");
+        for (String p : proposed) {
+            assertTrue(Long.parseLong(p.substring(p.indexOf('@') + 1)) <= 3_000, "a step 6 beyond the manifest: " + proposed);
+        }
+        assertIdentical(readAll(a.store()), readAll(b.store()), 3_500);
+    }
+
+    @Test
+    void newLeaderShouldProposeTheStepSixItsPredecessorCommittedButNeverProposed() {
+        appendOnBoth(1, 1_500);
+        a.term().set(1);
+        proposalsCommit.set(false); // a commits its manifest, then dies before its step 6 commits
+        assertThrows(StrandException.class, () -> a.store().rollNow("w", "c"));
+        assertEquals(1_500, b.store().coldTier().log("w", "c").refresh().lastSeq());
+        assertEquals(1, b.store().hotStoredFirst("w", "c"), "b still holds every hot file");
+
+        a.term().set(-1);
+        proposalsCommit.set(true);
+        b.term().set(2);
+        assertEquals(0, b.store().rollNow("w", "c"), "nothing is rolled twice");
+        assertEquals(0, b.store().rollNow("w", "c"));
+        assertEquals(List.of("b:w/c@1500"), proposed.stream().filter(p -> p.startsWith("b:")).toList(),
+                "the new leader handed on its predecessor's step 6, once in its term");
+        assertTrue(b.store().hotStoredFirst("w", "c") > 1, "b dropped the files the manifest covers");
+        assertTrue(a.store().hotStoredFirst("w", "c") > 1, "so did a");
+        assertIdentical(readAll(a.store()), readAll(b.store()), 1_500);
+    }
+}
