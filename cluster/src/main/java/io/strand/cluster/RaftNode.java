@@ -128,6 +128,7 @@ public final class RaftNode implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "node " + spec.nodeId() + ": creating shard " + k + " replica "
                         + group.getPeers());
                 addGroup(k, group);
+                RejoinWatch.watch(this, k, timers); // a leader that knew this replica before may not feed it
             }
         }
     }
