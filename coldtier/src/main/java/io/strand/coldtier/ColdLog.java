@@ -2,12 +2,10 @@ package io.strand.coldtier;
 
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
-import io.strand.core.FailPoints;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -17,11 +15,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
 /**
- * The cold part of one log ({@code ws}, {@code log}) in a {@link ColdStore}: its manifest, the roll of
- * hot entries into a new segment, page reads across segments, compaction, garbage collection and
- * verification. Thread-safe: reads run on any thread; roll, compaction and garbage collection may
- * run concurrently (here or in other processes) because every manifest change is a conditional
- * commit that re-reads and re-applies after a lost race. The log has one roller (its owner).
+ * Thread-safe: reads run on any thread; roll, compaction and garbage collection may run concurrently
+ * (here or in other processes) because every manifest change is a conditional commit that re-reads
+ * and re-applies after a lost race. The log has one roller (its owner).
+ * The cold part of one log ({@code ws}, {@code log}) in a {@link ColdStore}, as the facade the other
+ * modules use: it holds the manifest and the writer-term fence, and hands each job to its helper —
+ * the roll of hot entries into a new segment ({@link ColdRoll}), page reads across segments
+ * ({@link ColdReader}), compaction and garbage collection ({@link Compactor}) and verification
+ * ({@link ColdVerifier}). Errors leaving here name the log.
  *
  * <p>Fencing ({@link WriterTerm}): in a cluster every replica reads the shared store, but only the
  * shard's leader writes it. Each commit attempt reads the writer's term, refuses when this process
@@ -43,6 +44,7 @@ public final class ColdLog {
     private final String manifestKey;
     /** The manifest as last seen; commits only move it forward, {@link #refresh()} takes whatever is stored. */
     private final AtomicReference<ManifestStore.Snapshot> snapshot = new AtomicReference<>();
+    private final ColdReader readPath;
 
     public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config) {
         this(store, ws, log, cache, config, WriterTerm.NONE);
@@ -59,6 +61,7 @@ public final class ColdLog {
         this.manifests = new ManifestStore(store);
         this.prefix = ws + "/" + log + "/";
         this.manifestKey = prefix + "manifest.json";
+        this.readPath = new ColdReader(this);
     }
 
     public String ws() {
@@ -127,23 +130,7 @@ public final class ColdLog {
      * @return the committed segment, or empty when every entry was already cold
      */
     public Optional<SegmentMeta> roll(Iterator<Entry> entries) {
-        return guard(() -> {
-            ColdRoll.Prepared p = ColdRoll.write(this, entries);
-            if (p == null) {
-                return Optional.empty();
-            }
-            try {
-                ColdRoll.upload(this, p);
-                FailPoints.hit("roll.afterUpload");
-                ColdRoll.verifyUpload(this, p);
-                FailPoints.hit("roll.afterVerify");
-                SegmentMeta meta = ColdRoll.commit(this, p);
-                FailPoints.hit("roll.afterManifest");
-                return Optional.of(meta);
-            } finally {
-                ColdRoll.cleanup(p);
-            }
-        });
+        return guard(() -> ColdRoll.run(this, entries));
     }
 
     // ------------------------------------------------------------------------------------------ read
@@ -171,26 +158,9 @@ public final class ColdLog {
         if (maxEntries < 1 || maxBytes < 1) {
             throw new IllegalArgumentException("maxEntries and maxBytes must be ≥ 1");
         }
-        List<Entry> out = new ArrayList<>();
-        read(fromSeq, new EntryTaker() {
-            private long bytes;
-
-            @Override
-            public boolean wantsMore() {
-                return out.size() < maxEntries && bytes < maxBytes;
-            }
-
-            @Override
-            public boolean take(Entry e) {
-                if (out.size() >= maxEntries || (!out.isEmpty() && bytes + e.weight() > maxBytes)) {
-                    return false;
-                }
-                out.add(e);
-                bytes += e.weight();
-                return true;
-            }
-        });
-        return out;
+        ColdReader.Page page = new ColdReader.Page(maxEntries, maxBytes);
+        read(fromSeq, page);
+        return page.entries();
     }
 
     /**
@@ -204,162 +174,22 @@ public final class ColdLog {
      * @return the seq after the last entry taken ({@code fromSeq} when none was)
      */
     public long read(long fromSeq, EntryTaker taker) {
-        return guard(() -> {
-            Manifest m = manifest();
-            if (fromSeq > m.lastSeq()) {
-                m = refresh(); // maybe rolled since we looked
-            }
-            long[] next = {fromSeq};
-            try {
-                readPage(m, next, taker);
-            } catch (StrandException e) {
-                if (e.code() != ErrorCode.NOT_FOUND) {
-                    throw e;
-                }
-                // A segment vanished: our manifest is older than a compaction's grace period. Once more,
-                // fresh, from the seq after the last entry taken (none is handed over twice).
-                Manifest fresh = refresh();
-                try {
-                    readPage(fresh, next, taker);
-                } catch (StrandException again) {
-                    if (again.code() == ErrorCode.NOT_FOUND) {
-                        throw new StrandException(ErrorCode.CORRUPT, "cold manifest " + manifestKey + " generation "
-                                + fresh.generation() + " names a missing segment: " + again.getMessage(),
-                                again.extras(), again);
-                    }
-                    throw again;
-                }
-            }
-            return next[0];
-        });
+        return guard(() -> readPath.read(fromSeq, taker));
     }
 
     /** The first cold seq whose entry has {@code ts ≥ time}, or empty when every cold entry is older. */
     public OptionalLong findSeqAtOrAfterTime(long time) {
-        return guard(() -> {
-            Manifest m = manifest();
-            int si = m.firstSegmentAtOrAfterTime(time);
-            if (si < 0) {
-                return OptionalLong.empty();
-            }
-            SegmentMeta meta = m.segments().get(si);
-            SegmentReader r = reader(meta);
-            int bi = r.firstBlockAtOrAfterTime(time);
-            if (bi < 0) {
-                throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "footer disagrees with manifest on lastTs");
-            }
-            for (Entry e : block(meta, r, bi)) {
-                if (e.ts() >= time) {
-                    return OptionalLong.of(e.seq());
-                }
-            }
-            throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "block " + bi + " disagrees with its lastTs");
-        });
-    }
-
-    /** Reads from {@code next[0]} into {@code taker}, moving {@code next[0]} past each entry taken. */
-    private void readPage(Manifest m, long[] next, EntryTaker taker) {
-        if (m.segments().isEmpty() || next[0] > m.lastSeq()) {
-            return;
-        }
-        long seq = Math.max(next[0], m.firstSeq());
-        int si = m.segmentOf(seq);
-        SegmentMeta lastMeta = null;
-        int lastBlock = -1;
-        outer:
-        for (; si < m.segments().size(); si++) {
-            if (!taker.wantsMore()) {
-                break; // a page ending at a segment's end must not open (fetch, or fail on) the next one
-            }
-            SegmentMeta meta = m.segments().get(si);
-            SegmentReader r = reader(meta);
-            int bi = r.blockOf(seq);
-            if (bi < 0) {
-                throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(), "footer has no block for seq " + seq);
-            }
-            for (; bi < r.blocks().size(); bi++) {
-                if (!taker.wantsMore()) {
-                    break outer;
-                }
-                List<Entry> entries = block(meta, r, bi);
-                lastMeta = meta;
-                lastBlock = bi;
-                for (int k = (int) (seq - r.blocks().get(bi).firstSeq()); k < entries.size(); k++) {
-                    Entry e = entries.get(k);
-                    if (!taker.take(e)) {
-                        break outer;
-                    }
-                    seq = e.seq() + 1;
-                    next[0] = seq;
-                }
-            }
-        }
-        if (config.readAhead() != null && lastMeta != null) {
-            readAhead(m, lastMeta, lastBlock, seq - 1);
-        }
-    }
-
-    /** Sequential replay: once a page reaches the second half of a block, fetch the next block in the background. */
-    private void readAhead(Manifest m, SegmentMeta meta, int bi, long lastReturned) {
-        SegmentReader r = reader(meta);
-        BlockIndex b = r.blocks().get(bi);
-        if (lastReturned - b.firstSeq() < b.entries() / 2) {
-            return;
-        }
-        SegmentMeta nextMeta = meta;
-        int next = bi + 1;
-        if (next == r.blocks().size()) {
-            int si = m.segmentOf(meta.lastSeq() + 1);
-            if (si < 0) {
-                return;
-            }
-            nextMeta = m.segments().get(si);
-            next = 0;
-        }
-        if (cache.contains(new BlockCache.Key(nextMeta.sha256(), next))) {
-            return;
-        }
-        SegmentMeta target = nextMeta;
-        int targetBlock = next;
-        try {
-            config.readAhead().execute(() -> {
-                try {
-                    block(target, reader(target), targetBlock);
-                } catch (RuntimeException ignored) {
-                    // read-ahead is a hint: the reader that needs this block will see the error itself
-                }
-            });
-        } catch (RuntimeException rejected) {
-            // executor saturated or shut down: skip the hint
-        }
+        return guard(() -> readPath.findSeqAtOrAfterTime(time));
     }
 
     /** The segment's footer index (cached), checked against the manifest entry that names it. */
     SegmentReader reader(SegmentMeta meta) {
-        return cache.get(new BlockCache.Key(meta.sha256(), -1), () -> {
-            SegmentReader r = SegmentReader.open(meta.key(), meta.bytes(), source(meta.key()));
-            if (!meta.matches(r.trailer())) {
-                throw ColdErrors.corrupt(meta.key(), meta.firstSeq(), meta.lastSeq(),
-                        "trailer does not match the manifest entry");
-            }
-            return r;
-        }, r -> 256L + (long) SegmentWriter.BLOCK_INDEX_SIZE * r.blocks().size());
+        return readPath.reader(meta);
     }
 
-    /** Block {@code bi} of a segment, decoded and checked (cached). */
-    List<Entry> block(SegmentMeta meta, SegmentReader r, int bi) {
-        return cache.get(new BlockCache.Key(meta.sha256(), bi), () -> r.readBlock(bi, source(meta.key())),
-                entries -> {
-                    long w = 64;
-                    for (Entry e : entries) {
-                        w += e.weight() + 32;
-                    }
-                    return w;
-                });
-    }
-
+    /** Ranged reads of one object of the store. */
     SegmentReader.RangeSource source(String key) {
-        return (offset, length) -> store.getRange(key, offset, length);
+        return readPath.source(key);
     }
 
     // ------------------------------------------------------------------------------------------ maintenance
@@ -391,17 +221,7 @@ public final class ColdLog {
      * @return segments retired by this call
      */
     public int trimBefore(long before, Duration grace) {
-        return guard(() -> {
-            long retireAt = config.clock().instant().plus(grace).toEpochMilli();
-            int[] retired = {0};
-            update("trim before " + before, m -> {
-                Manifest next = m.withTrimmed(before, retireAt);
-                retired[0] = next == null ? 0 : m.segments().size() - next.segments().size();
-                return next;
-            });
-            FailPoints.hit("trim.afterColdManifest");
-            return retired[0];
-        });
+        return guard(() -> new Compactor(this).trimBefore(before, grace));
     }
 
     /** True when the cached manifest has retired segments whose grace ended by {@code now} (no store request). */

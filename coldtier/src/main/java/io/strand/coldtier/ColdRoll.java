@@ -2,21 +2,42 @@ package io.strand.coldtier;
 
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
+import io.strand.core.FailPoints;
 import io.strand.core.StrandException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The steps of one roll (STYLE.md, hot → cold, steps 2–5), each safe to repeat after a crash:
  * {@link #write} a local segment file and fsync it, {@link #upload} it under its deterministic key,
- * {@link #verifyUpload} size and trailer, {@link #commit} the manifest. {@link ColdLog#roll} runs them
- * in order with fail points between; tests run them one by one to stage each crash. Stateless.
+ * {@link #verifyUpload} size and trailer, {@link #commit} the manifest. {@link #run} (for {@link ColdLog#roll})
+ * runs them in order with fail points between; tests run them one by one to stage each crash. Stateless.
  */
 final class ColdRoll {
     private ColdRoll() {
+    }
+
+    /** Steps 2–5 in order, with fail points {@code roll.afterUpload}, {@code roll.afterVerify} and {@code roll.afterManifest}. */
+    static Optional<SegmentMeta> run(ColdLog log, Iterator<Entry> entries) {
+        Prepared p = write(log, entries);
+        if (p == null) {
+            return Optional.empty();
+        }
+        try {
+            upload(log, p);
+            FailPoints.hit("roll.afterUpload");
+            verifyUpload(log, p);
+            FailPoints.hit("roll.afterVerify");
+            SegmentMeta meta = commit(log, p);
+            FailPoints.hit("roll.afterManifest");
+            return Optional.of(meta);
+        } finally {
+            cleanup(p);
+        }
     }
 
     /** A finished local segment waiting to be uploaded and committed. */

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Merges small adjacent segments of one log and deletes retired ones after their grace period.
+ * Merges small adjacent segments of one log, retires trimmed ones, and deletes retired ones after their grace period.
  * One instance per call, run by the log's background worker (or the {@code strand cold compact}
  * tool in another process): all coordination with rolls and readers goes through conditional
  * manifest commits, so nothing here needs a lock.
@@ -131,6 +131,19 @@ public final class Compactor {
                 // overwritten by the next compaction of this range
             }
         }
+    }
+
+    /** As {@link ColdLog#trimBefore}: retires every segment wholly below {@code before}; fail point {@code trim.afterColdManifest}. */
+    int trimBefore(long before, Duration grace) {
+        long retireAt = log.config().clock().instant().plus(grace).toEpochMilli();
+        int[] retired = {0};
+        log.update("trim before " + before, m -> {
+            Manifest next = m.withTrimmed(before, retireAt);
+            retired[0] = next == null ? 0 : m.segments().size() - next.segments().size();
+            return next;
+        });
+        FailPoints.hit("trim.afterColdManifest");
+        return retired[0];
     }
 
     /**

@@ -259,19 +259,75 @@ public final class ClusterPlacement implements Placement {
     }
 
     /**
-     * Waits (at most {@link #READ_BARRIER_MILLIS}) for a read index from the shard's leader and for
-     * this replica to apply through it. Without a leader in that time (a majority of the shard's
-     * replicas down or cut off) the read is served from the local copy as it is: reads of local data
-     * keep working while writes are refused, and such a read can miss only writes acknowledged in
-     * the moments before the majority was lost that this replica had not received yet.
+     * Waits for a read index from the shard's leader and for this replica to apply through it. If
+     * that takes more than {@link #READ_BARRIER_MILLIS} and this replica knows no leader (a majority
+     * of the shard's replicas down or cut off), the read is served from the local copy as it is:
+     * reads of local data keep working while writes are refused, and such a read can miss only writes
+     * acknowledged in the moments before the majority was lost that this replica had not received
+     * yet. While the shard has a leader, a replica that is merely behind (restarted, catching up)
+     * never serves its stale copy: the read waits for the barrier up to {@link #TIMEOUT_MILLIS} and
+     * is answered {@code 503 unavailable} (retryable) if it does not come.
      */
     @Override
     public void awaitCaughtUp(String ws) {
         int shard = spec.shardOf(ws);
-        try {
-            node.readBarrier(shard).get(READ_BARRIER_MILLIS, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | ExecutionException e) {
+        boolean current = awaitBarrier(() -> node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS,
+                () -> ShardMetrics.of(node, shard).map(m -> m.leaderId() != null).orElse(false), shard);
+        if (!current) {
             localOnlyReads.incrementAndGet();
+        }
+    }
+
+    /**
+     * The read policy of {@link #awaitCaughtUp}: true once {@code barrier} completed; false (serve the
+     * local copy) when it has not within {@code localAfterMillis}, or failed, while {@code leaderKnown}
+     * says the shard has no leader; {@code 503 unavailable} when the shard has a leader and the barrier
+     * does not complete within {@code maxMillis} in all.
+     */
+    static boolean awaitBarrier(java.util.concurrent.CompletableFuture<Void> barrier, long localAfterMillis, long maxMillis,
+                                java.util.function.BooleanSupplier leaderKnown, int shard) {
+        return awaitBarrier(() -> barrier, localAfterMillis, maxMillis, leaderKnown, shard);
+    }
+
+    /**
+     * As above, asking {@code barriers} for a new barrier when one fails fast within the first
+     * {@code localAfterMillis} (a replica that has not heard from the leader yet fails at once): only
+     * a shard that stays without a known leader for that long is read from the local copy.
+     */
+    static boolean awaitBarrier(java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> barriers,
+                                long localAfterMillis, long maxMillis, java.util.function.BooleanSupplier leaderKnown, int shard) {
+        long start = System.nanoTime();
+        try {
+            java.util.concurrent.CompletableFuture<Void> barrier = barriers.get();
+            while (true) {
+                long left = localAfterMillis - (System.nanoTime() - start) / 1_000_000;
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    barrier.get(left, TimeUnit.MILLISECONDS);
+                    return true;
+                } catch (TimeoutException e) {
+                    break;
+                } catch (ExecutionException e) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // a pause between asks, not a wait for a state
+                    barrier = barriers.get();
+                }
+            }
+            if (!leaderKnown.getAsBoolean()) {
+                return false;
+            }
+            long left = maxMillis - (System.nanoTime() - start) / 1_000_000;
+            try {
+                barrier.get(Math.max(1, left), TimeUnit.MILLISECONDS);
+                return true;
+            } catch (TimeoutException | ExecutionException e) {
+                if (!leaderKnown.getAsBoolean()) {
+                    return false; // the leader went away meanwhile: the majority is lost, serve what is here
+                }
+                throw unavailable(shard, "this replica has not caught up with the leader within " + maxMillis + " ms ("
+                        + (e instanceof ExecutionException ? e.getCause() : "still waiting") + ")");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw unavailable(shard, "interrupted");

@@ -28,6 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
  * that its log starts after a snapshot, and that every node serves identical pages for every log
  * and doc, with every acknowledged append at its seq.
  */
+@org.junit.jupiter.api.Tag("reliability")
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
+        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
 @Timeout(900)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The cluster's main fault test (issue 12, SPEC §13): three real nodes, four shards, clients
  * appending (some idempotently with producer fields, retrying through another node), {@code incr}s
  * with a floor, and subscribers on every node, while the leader of the busy shard is SIGKILLed and
- * restarted {@value #LOOPS_TEXT} times. After each loop (the restarted node caught up) and at the
+ * restarted {@value #LOOPS_TEXT} times (only with -Preliability). After each loop (the restarted node caught up) and at the
  * end, {@link ClusterHistory} reads every log and doc from every node: every acknowledged append at
  * its seq with its data on all three, seqs dense, no duplicate, counters within what the ledger
  * allows, the floor never crossed, each subscriber got each seq once, in order. Failover is the time
@@ -31,11 +31,14 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>Prints the seed, one history row per loop and a summary for the README.
  */
+@org.junit.jupiter.api.Tag("reliability")
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
+        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
 @Timeout(1800)
 @FaultTest
 class ClusterFailoverIT {
     private static final String LOOPS_TEXT = "20";
-    /** SIGKILL/restart loops: 20 in the default build and the reliability profile, × scale in a soak. */
+    /** SIGKILL/restart loops: 20 with -Preliability (the only build that runs this class), × scale in a soak. */
     private static final int LOOPS = ReliabilityReport.loops(20, 20);
     private static final List<String> NODES = List.of("n1", "n2", "n3");
     private static final Duration FAILOVER_MAX = Duration.ofSeconds(30);
@@ -72,49 +75,41 @@ class ClusterFailoverIT {
                 load.start(NODES);
                 io.strand.app.testing.Progress.awaitGrowth(load::ackedAppends, 0, Duration.ofSeconds(60));
                 for (int loop = 1; loop <= LOOPS; loop++) {
-                    long ackedBefore = load.ackedAppends();
-                    io.strand.app.testing.Progress.awaitGrowth(load::ackedAppends, ackedBefore + 20, Duration.ofSeconds(60));
-                    Thread.sleep(random.nextInt(500)); // fault injection timing, not synchronisation
-                    String leader = history.leader(Duration.ofSeconds(30));
-                    load.killedAt(System.nanoTime());
-                    nodes.kill(leader);
-                    long failover = awaitFailover(load);
-                    failovers.add(failover);
-                    long restartAt = System.nanoTime();
-                    nodes.start(leader);
-                    long restartMs = since(restartAt);
-                    long caughtUpMs = history.awaitCaughtUp(CATCH_UP_MAX);
-                    ClusterHistory.Check c = history.check("loop " + loop, false);
+                    ClusterHistory.Check c = killAndRestartLeader(nodes, load, history, random, loop, started, failovers, loopNotes);
                     checks.add(c);
-                    loopNotes.add(leader + " | " + failover + " | " + restartMs + " | " + caughtUpMs);
-                    System.out.println("ClusterFailoverIT loop " + loop + " at " + since(started) / 1000 + " s: killed " + leader
-                            + ", failover " + failover + " ms, restart " + restartMs + " ms, caught up " + caughtUpMs + " ms, " + c);
                     if (!c.clean() || !load.failures.isEmpty()) {
                         break; // the history is broken: report what broke rather than pile on
                     }
                 }
             } catch (AssertionError e) {
                 broke = e; // a loop that could not finish (no leader, no failover, no catch-up): still check the history
+                System.out.println("ClusterFailoverIT: " + e.getMessage() + "\n" + history.describe());
             } finally {
                 load.close();
             }
-            // quiesced: every subscriber reaches the head, then the final check holds counters exact
-            history.awaitCaughtUp(CATCH_UP_MAX);
-            List<String> behind = awaitSubscribersAtHead(nodes, subscribers);
-            ClusterHistory.Check last = history.check("final", true);
-            checks.add(last);
+            List<String> behind = List.of();
+            try { // quiesced: every subscriber reaches the head, then the final check holds counters exact
+                history.awaitCaughtUp(CATCH_UP_MAX);
+                behind = awaitSubscribersAtHead(nodes, subscribers);
+                checks.add(history.check("final", true));
+            } catch (AssertionError e) {
+                System.out.println("ClusterFailoverIT final: " + e.getMessage() + "\n" + history.describe());
+                if (broke == null) {
+                    broke = e;
+                } else {
+                    broke.addSuppressed(e);
+                }
+            }
             for (ResumingSubscriber s : subscribers) {
                 s.close();
             }
             String table = table(checks, loopNotes);
-            String summary = summary(checks, failovers, load, subscribers, since(started))
-                    + "(most leader changes of the busy shard seen by a live replica since its last start: " + history.leaderChanges() + ")\n";
             System.out.println(table);
-            System.out.println(summary);
-            long lost = checks.stream().mapToLong(ClusterHistory.Check::lost).max().orElse(0);
-            long dup = checks.stream().mapToLong(ClusterHistory.Check::duplicated).max().orElse(0);
-            long gaps = checks.stream().mapToLong(ClusterHistory.Check::gaps).max().orElse(0);
-            row.runs(failovers.size()).operations(load.requests.get()).acknowledged(last.ackedAppends()).history(lost, dup, gaps)
+            System.out.println(summary(checks, failovers, load, subscribers, since(started))
+                    + "(most leader changes of the busy shard seen by a live replica since its last start: " + history.leaderChanges() + ")\n");
+            row.runs(failovers.size()).operations(load.requests.get()).acknowledged(load.ackedAppends())
+                    .history(worst(checks, ClusterHistory.Check::lost), worst(checks, ClusterHistory.Check::duplicated),
+                            worst(checks, ClusterHistory.Check::gaps))
                     .note("failover p50 " + percentile(failovers, 50) + " ms, max " + percentile(failovers, 100) + " ms");
             if (broke != null) {
                 throw broke;
@@ -125,8 +120,39 @@ class ClusterFailoverIT {
                 assertTrue(c.clean(), "history check " + c.when() + " broke: " + c + "\n" + table);
             }
             assertEquals(LOOPS, failovers.size(), "every loop ran");
-            assertTrue(last.ackedAppends() > LOOPS * 20L, "the load made progress: " + last.ackedAppends() + " acked appends");
+            assertTrue(load.ackedAppends() > LOOPS * 20L, "the load made progress: " + load.ackedAppends() + " acked appends");
         }
+    }
+
+    /**
+     * One loop: once the load has 20 more acks, SIGKILL the busy shard's leader, wait for the first ack
+     * of a write sent after the kill (failover), restart the node, wait until every replica applied the
+     * leader's commit index, and check the history.
+     */
+    private static ClusterHistory.Check killAndRestartLeader(ClusterNodes nodes, FailoverLoad load, ClusterHistory history,
+                                                             Random random, int loop, long started, List<Long> failovers,
+                                                             List<String> loopNotes) throws Exception {
+        io.strand.app.testing.Progress.awaitGrowth(load::ackedAppends, load.ackedAppends() + 20, Duration.ofSeconds(60));
+        Thread.sleep(random.nextInt(500)); // fault injection timing, not synchronisation
+        String leader = history.leader(Duration.ofSeconds(30));
+        load.killedAt(System.nanoTime());
+        nodes.kill(leader);
+        long failover = awaitFailover(load);
+        failovers.add(failover);
+        long restartAt = System.nanoTime();
+        nodes.start(leader);
+        long restartMs = since(restartAt);
+        long caughtUpMs = history.awaitCaughtUp(CATCH_UP_MAX);
+        ClusterHistory.Check c = history.check("loop " + loop, false);
+        loopNotes.add(leader + " | " + failover + " | " + restartMs + " | " + caughtUpMs);
+        System.out.println("ClusterFailoverIT loop " + loop + " at " + since(started) / 1000 + " s: killed " + leader
+                + ", failover " + failover + " ms, restart " + restartMs + " ms, caught up " + caughtUpMs + " ms, local-only reads "
+                + history.localReads() + ", " + c);
+        return c;
+    }
+
+    private static long worst(List<ClusterHistory.Check> checks, java.util.function.ToLongFunction<ClusterHistory.Check> count) {
+        return checks.stream().mapToLong(count).max().orElse(0);
     }
 
     /** The first write of a new cluster waits for its first elections. */
@@ -200,7 +226,10 @@ class ClusterFailoverIT {
 
     private static String summary(List<ClusterHistory.Check> checks, List<Long> failovers, FailoverLoad load,
                                   List<ResumingSubscriber> subscribers, long totalMs) {
-        ClusterHistory.Check last = checks.get(checks.size() - 1);
+        ClusterHistory.Check last = checks.isEmpty() ? null : checks.get(checks.size() - 1);
+        if (last == null) {
+            return "\nCluster failover: no history check ran\n";
+        }
         long inDoubtOps = load.docOps.stream().filter(op -> op.outcome == FailoverLoad.Outcome.IN_DOUBT).count();
         long reconnects = subscribers.stream().mapToLong(s -> s.reconnects.get()).sum();
         long refusals = subscribers.stream().mapToLong(s -> s.refusals.get()).sum();
@@ -213,9 +242,8 @@ class ClusterFailoverIT {
                 + "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
                 + "| " + failovers.size() + " | " + load.requests.get() + " | " + last.ackedAppends() + " | "
                 + load.inDoubtAppends.size() + " | " + load.retries.get() + " | "
-                + checks.stream().mapToLong(ClusterHistory.Check::lost).max().orElse(0) + " | "
-                + checks.stream().mapToLong(ClusterHistory.Check::duplicated).max().orElse(0) + " | "
-                + checks.stream().mapToLong(ClusterHistory.Check::gaps).max().orElse(0) + " | "
+                + worst(checks, ClusterHistory.Check::lost) + " | " + worst(checks, ClusterHistory.Check::duplicated) + " | "
+                + worst(checks, ClusterHistory.Check::gaps) + " | "
                 + last.subMissed() + " / " + last.subRepeated() + " (" + reconnects + ") | " + last.tally() + " | "
                 + last.balance() + " | " + percentile(failovers, 50) + " ms | " + percentile(failovers, 100) + " ms |\n"
                 + "(in-doubt doc ops: " + inDoubtOps + "; duplicate answers to producer retries: " + load.duplicateAnswers.get()

@@ -112,6 +112,38 @@ final class ClusterHistory {
         throw new AssertionError("no leader of shard " + shard + " within " + max);
     }
 
+    /**
+     * Reads the live nodes served from their local copy because no read index came in time
+     * ({@code strand.cluster.local.reads}, counted since each node's start): such a read may miss
+     * acknowledged writes, so a history break with this above 0 points there.
+     */
+    long localReads() {
+        long sum = 0;
+        for (String id : nodes.up()) {
+            String url = nodes.url(id);
+            try {
+                String text = url == null ? "" : new Http(url, null).get("/observe/metrics").body();
+                for (String line : text.split("\n")) {
+                    if (line.startsWith("strand_cluster_local_reads")) {
+                        sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    }
+                }
+            } catch (IllegalStateException | NumberFormatException e) {
+                // a node that does not answer counts nothing
+            }
+        }
+        return sum;
+    }
+
+    /** Every live node's row of the shard ({@code GET /v1/cluster}), for a failure message. */
+    String describe() {
+        StringBuilder out = new StringBuilder();
+        for (String id : nodes.up()) {
+            out.append("  ").append(id).append(": ").append(shardRow(id)).append('\n');
+        }
+        return out.toString();
+    }
+
     /** The most leader changes any live replica of the shard has seen since it started. */
     long leaderChanges() {
         long most = 0;
@@ -155,25 +187,37 @@ final class ClusterHistory {
         long next = 1;
         long head = -1;
         while (head < 0 || next <= head) {
-            Http.Reply r = http.get("/v1/ws/" + FailoverLoad.WS + "/logs/" + log + "/entries?from=" + next + "&limit=1000");
+            String page = "/v1/ws/" + FailoverLoad.WS + "/logs/" + log + "/entries?from=" + next + "&limit=1000";
+            Http.Reply r = retrying503(() -> http.get(page));
             if (r.status() != 200) {
                 throw new AssertionError("read of " + log + " from " + url + ": " + r.status() + " " + r.body());
             }
-            JsonNode page = r.json();
+            JsonNode body = r.json();
             if (head < 0) {
-                head = page.path("head").asLong();
+                head = body.path("head").asLong();
             }
-            if (page.path("entries").isEmpty()) {
+            if (body.path("entries").isEmpty()) {
                 break;
             }
-            page.path("entries").forEach(out::add);
-            next = page.path("next").asLong();
+            body.path("entries").forEach(out::add);
+            next = body.path("next").asLong();
         }
         return out;
     }
 
+    /** A read answered {@code 503} (retryable: the replica could not be brought up to date in time) is retried for 30 s. */
+    private static Http.Reply retrying503(java.util.function.Supplier<Http.Reply> read) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        Http.Reply r = read.get();
+        while (r.status() == 503 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(100_000_000L);
+            r = read.get();
+        }
+        return r;
+    }
+
     private static long docValue(String url, String doc, String path) {
-        Http.Reply r = new Http(url, null).get("/v1/ws/" + FailoverLoad.WS + "/docs/" + doc);
+        Http.Reply r = retrying503(() -> new Http(url, null).get("/v1/ws/" + FailoverLoad.WS + "/docs/" + doc));
         if (r.status() == 404) {
             return 0;
         }

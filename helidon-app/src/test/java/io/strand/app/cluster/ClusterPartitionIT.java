@@ -35,6 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * leader converges to the same history. Skipped where namespaces cannot be made (not root, no
  * iproute2); the paused-leader test ({@link ClusterPauseIT}) covers what can be done there.
  */
+@org.junit.jupiter.api.Tag("reliability")
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
+        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
 @Timeout(900)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClusterPartitionIT {

@@ -39,6 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Snapshots every {@value #SNAPSHOT_EVERY} entries and 64 KiB Raft log segments (hidden
  * {@code strand.cluster.*} properties) make the leader purge its log within a few hundred writes.
  */
+@org.junit.jupiter.api.Tag("reliability")
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
+        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
 @Timeout(900)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

@@ -25,6 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * n4=HOST:PORT} sends) moves every replica of n3 to n4; then n1 is killed too, and the two live
  * nodes n2 and n4 still hold every acknowledged append, serve identical pages and take writes.
  */
+@org.junit.jupiter.api.Tag("reliability")
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
+        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
 @Timeout(900)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClusterReplaceIT {
