@@ -128,6 +128,7 @@ public final class RaftNode implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "node " + spec.nodeId() + ": creating shard " + k + " replica "
                         + group.getPeers());
                 addGroup(k, group);
+                RejoinWatch.watch(this, k, timers); // a leader that knew this replica before may not feed it
             }
         }
     }
@@ -156,6 +157,12 @@ public final class RaftNode implements AutoCloseable {
             }
             LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": creating shard " + k + " failed (try "
                     + attempt + " of 5), retrying: " + last);
+            // the failed try may have formatted the group's storage already; the next add formats again and
+            // refuses an existing directory ("Failed to FORMAT"), so every retry failed. The group was not in
+            // this node's storage at start (else Ratis had recovered it), so the directory is that try's leftover.
+            if (division(k).isEmpty()) { // never under a division Ratis still holds
+                ShardSnapshots.deleteTree(spec.raftDir().resolve(group.getGroupId().getUuid().toString()));
+            }
             try {
                 Thread.sleep(200L * attempt); // back-off between tries of a start-up step
             } catch (InterruptedException e) {
