@@ -47,7 +47,7 @@ class BitFlipIT {
         List<String> args = List.of("--durability", "fsync", "--auth", "false");
         Map<Long, String> acked = appendMarked(args, 300, "w");
         // the server was killed: its write-ahead segments still hold the records since its start
-        long seed = System.nanoTime();
+        long seed = Long.getLong("strand.test.seed", System.nanoTime()); // -Dstrand.test.seed=<printed seed> repeats a run
         // never the last record: a flip in a segment's last group looks exactly like a torn write (WriteAheadLog)
         long victim = 1 + new Random(seed).nextInt(acked.size() - 1);
         Path file = flipInside(dir.resolve("wal"), ".wal", acked.get(victim).getBytes(StandardCharsets.UTF_8));
@@ -60,7 +60,7 @@ class BitFlipIT {
     @Scenario("bit flip: doc journal")
     void aFlippedBitInTheDocJournalShouldBeDetectedOrNeverServed(ReliabilityRow row) throws Exception {
         List<String> args = List.of("--durability", "os", "--auth", "false");
-        long seed = System.nanoTime();
+        long seed = Long.getLong("strand.test.seed", System.nanoTime()); // -Dstrand.test.seed=<printed seed> repeats a run
         int victim = new Random(seed).nextInt(20);
         Map<String, String> written = new HashMap<>();
         try (ServerProcess child = ServerProcess.start(dir, args, List.of())) {
@@ -107,7 +107,7 @@ class BitFlipIT {
     void aFlippedBitInAHotFileShouldBeDetected(ReliabilityRow row) throws Exception {
         List<String> args = List.of("--durability", "os", "--auth", "false");
         Map<Long, String> acked = appendMarked(args, 300, "h");
-        long seed = System.nanoTime();
+        long seed = Long.getLong("strand.test.seed", System.nanoTime()); // -Dstrand.test.seed=<printed seed> repeats a run
         long victim = 1 + new Random(seed).nextInt(acked.size());
         Path file = flipInside(dir.resolve("logs").resolve("rot").resolve("l"), ".cq4", acked.get(victim).getBytes(StandardCharsets.UTF_8));
         System.out.println("BitFlipIT hot seed " + seed + ": flipped seq " + victim + " in " + file.getFileName());
@@ -155,6 +155,7 @@ class BitFlipIT {
             for (long from = 1; from <= acked.size(); from += 100) {
                 Http.Reply r = http.get(ENTRIES + "?from=" + from + "&limit=100");
                 if (r.status() == 500 && "corrupt".equals(r.errorCode())) {
+                    System.out.println("BitFlipIT " + what + ": page from " + from + " answered " + r.body());
                     detected++;
                     continue;
                 }

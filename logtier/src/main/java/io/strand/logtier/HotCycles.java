@@ -33,9 +33,9 @@ final class HotCycles {
             while (cycle <= last && cycle != -1) {
                 if (tailer.moveToCycle(cycle)) {
                     long startIndex = tailer.index();
-                    HotExcerptCodec.Header h = hot.readHeaderAt(tailer);
-                    if (h != null) {
-                        hot.index.cycleStarted(cycle, h.firstSeq(), startIndex);
+                    long firstSeq = firstSeqOf(tailer, cycle, startIndex);
+                    if (firstSeq > 0) {
+                        hot.index.cycleStarted(cycle, firstSeq, startIndex);
                     }
                 }
                 int next = queue.nextCycle(cycle, TailerDirection.FORWARD);
@@ -46,6 +46,31 @@ final class HotCycles {
             }
         } catch (java.text.ParseException e) {
             throw new StrandException(ErrorCode.CORRUPT, "cannot list cycles of " + hot.dir + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The seq of the first excerpt of {@code cycle} (the tailer stands at it, index {@code startIndex}),
+     * -1 when the cycle holds no intact excerpt. Every excerpt stands for one seq (a batch's entries,
+     * then one padding per further entry, each naming its seq), so when the first excerpt is damaged
+     * the first intact one after it says where the cycle starts: its seq less its distance.
+     */
+    private long firstSeqOf(ExcerptTailer tailer, int cycle, long startIndex) {
+        while (true) {
+            try (DocumentContext dc = tailer.readingDocument()) {
+                if (!dc.isPresent() || hot.rollCycle.toCycle(dc.index()) != cycle) {
+                    return -1;
+                }
+                try {
+                    return hot.header(dc, 0).firstSeq() - (dc.index() - startIndex);
+                } catch (StrandException e) {
+                    if (e.code() != ErrorCode.CORRUPT) {
+                        throw e;
+                    }
+                    HotLog.LOG.log(System.Logger.Level.ERROR, "cycle " + cycle + " of " + hot.dir + " starts with a damaged"
+                            + " excerpt; counting its seqs from the next intact one (reads of it answer corrupt): " + e.getMessage());
+                }
+            }
         }
     }
 
@@ -114,7 +139,16 @@ final class HotCycles {
                     if (!dc.isPresent()) {
                         return 0;
                     }
-                    HotExcerptCodec.Header h = hot.header(dc, 0);
+                    HotExcerptCodec.Header h;
+                    try {
+                        h = hot.header(dc, 0);
+                    } catch (StrandException e) {
+                        long seq = HotLog.damagedSeq(e);
+                        if (seq <= 0) {
+                            throw e;
+                        }
+                        return seq; // a damaged first excerpt: its seq stays in the hot range, and reads of it answer corrupt
+                    }
                     if (h.kind() == HotExcerptCodec.ENTRIES) {
                         return h.firstSeq();
                     }

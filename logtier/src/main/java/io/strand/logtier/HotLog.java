@@ -33,6 +33,7 @@ import net.openhft.chronicle.wire.DocumentContext;
  */
 final class HotLog implements AutoCloseable {
     /** Claimed per excerpt beyond its bytes: Chronicle's header, alignment and index slots. */
+    static final System.Logger LOG = System.getLogger(HotLog.class.getName());
     static final int EXCERPT_OVERHEAD_BYTES = 64;
     /** Claimed for a new cycle file or a new queue: its header, first index pages and the metadata file (measured ≈16 KiB on tmpfs). */
     static final long NEW_FILE_BYTES = 256 << 10;
@@ -110,7 +111,24 @@ final class HotLog implements AutoCloseable {
             return; // empty queue
         }
         cycles.indexAll();
-        HotExcerptCodec.Header tail = lastHeader();
+        HotExcerptCodec.Header tail;
+        try {
+            tail = lastHeader();
+        } catch (StrandException e) {
+            long seq = damagedSeq(e);
+            if (seq <= 0) {
+                throw e;
+            }
+            // The newest excerpt is damaged, so its batch's size cannot be read. Its index still says
+            // which seq it stands for (one index per seq): take that as the head, so appends go on after
+            // it and reads of it answer corrupt, rather than refusing the whole log.
+            LOG.log(System.Logger.Level.ERROR, "the newest excerpt of " + (ws == null ? dir : ws + "/" + log)
+                    + " is damaged; taking its seq " + seq + " as the head (reads of it answer corrupt): " + e.getMessage());
+            firstSeq = cycles.firstReadableSeq();
+            lastSeq = seq;
+            lastTs = lastIntactTs();
+            return;
+        }
         if (tail == null) {
             firstSeq = 0;
             return;
@@ -127,6 +145,36 @@ final class HotLog implements AutoCloseable {
             tailer.direction(TailerDirection.BACKWARD).toEnd();
             return readHeaderAt(tailer);
         }
+    }
+
+    /** The ts of the newest batch whose excerpt is intact, 0 when none is. */
+    private long lastIntactTs() {
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            tailer.direction(TailerDirection.BACKWARD).toEnd();
+            while (true) {
+                try (DocumentContext dc = tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        return 0;
+                    }
+                    HotExcerptCodec.Header h = header(dc, 0);
+                    if (h.kind() == HotExcerptCodec.ENTRIES) {
+                        return h.ts();
+                    }
+                } catch (StrandException e) {
+                    if (damagedSeq(e) <= 0) {
+                        throw e;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The seq a {@code corrupt} error from {@link #header} names (the seq the damaged excerpt's index
+     * stands for), or 0 when {@code e} is another error or the seq is not known.
+     */
+    static long damagedSeq(StrandException e) {
+        return e.code() == ErrorCode.CORRUPT && e.extras().get("seq") instanceof Number n ? n.longValue() : 0;
     }
 
     /** The header of the excerpt {@code tailer} is at, consuming it; null at the end. */
@@ -275,8 +323,21 @@ final class HotLog implements AutoCloseable {
             return;
         }
         try (ExcerptTailer tailer = queue.createTailer()) {
-            if (moveTo(tailer, from) == null) {
-                return;
+            while (true) { // a damaged excerpt at the start is skipped like one met later (found by BitFlipIT)
+                try {
+                    if (moveTo(tailer, from) == null) {
+                        return;
+                    }
+                    break;
+                } catch (StrandException e) {
+                    if (damagedSeq(e) <= 0) {
+                        throw e;
+                    }
+                    LOG.log(System.Logger.Level.ERROR, "skipping a damaged excerpt while counting: " + e.getMessage());
+                    if (++from > lastSeq) {
+                        return;
+                    }
+                }
             }
             while (true) {
                 try (DocumentContext dc = tailer.readingDocument()) {
@@ -292,7 +353,7 @@ final class HotLog implements AutoCloseable {
                             throw e;
                         }
                         // counters only: reads of this excerpt fail with the same error, so it is not hidden
-                        System.getLogger(HotLog.class.getName()).log(System.Logger.Level.ERROR,
+                        LOG.log(System.Logger.Level.ERROR,
                                 "skipping a damaged excerpt while counting: " + e.getMessage());
                         continue;
                     }

@@ -129,15 +129,42 @@ class HotLogChecksumTest {
     }
 
     @Test
-    void openShouldReportCorruptNamingTheSeqWhenTheLastExcerptFlips() throws IOException {
+    void openShouldTakeTheDamagedLastExcerptsSeqAsTheHeadAndReadsOfItReportCorrupt() throws IOException {
         try (HotLog hot = open()) {
             for (long seq = 1; seq <= 3; seq++) {
-                hot.appender().append(1000, List.of(marked(seq)), Collections.singletonList(null), null, 0);
+                hot.appender().append(1000 + seq, List.of(marked(seq)), Collections.singletonList(null), null, 0);
             }
         }
         flipByteOf("entry-0003");
-        // the head (and with it write-ahead replay's already-applied check) comes from the last excerpt
-        assertCorrupt(assertThrows(StrandException.class, this::open), 3);
+        // found by BitFlipIT: a refused open made every page of the log answer corrupt, not only the damaged seq's
+        try (HotLog hot = open()) {
+            assertEquals(3, hot.lastSeq(), "the damaged excerpt's index says which seq it stands for");
+            assertEquals(1002, hot.lastTs(), "the ts of the newest intact batch");
+            assertCorrupt(assertThrows(StrandException.class, () -> readAll(hot, 3, 3)), 3);
+            assertEquals(2, readAll(hot, 1, 2).size());
+            assertEquals(4, hot.appender().append(2000, List.of(marked(4)), Collections.singletonList(null), null, 0));
+            assertEquals(1, readAll(hot, 4, 4).size());
+        }
+    }
+
+    @Test
+    void openShouldIndexACycleWhoseFirstExcerptIsDamagedFromTheNextIntactOne() throws IOException {
+        try (HotLog hot = open()) {
+            hot.appender().append(1000, List.of(marked(1)), Collections.singletonList(null), null, 0);
+            hot.appender().append(1000, List.of(marked(2), marked(3)), Collections.nCopies(2, null), null, 0);
+            hot.appender().append(1000, List.of(marked(4)), Collections.singletonList(null), null, 0);
+        }
+        flipByteOf("entry-0001");
+        try (HotLog hot = open()) {
+            assertEquals(1, hot.firstSeq());
+            assertEquals(4, hot.lastSeq());
+            assertCorrupt(assertThrows(StrandException.class, () -> readAll(hot, 1, 4)), 1);
+            List<Entry> rest = readAll(hot, 2, 4);
+            assertEquals(List.of(2L, 3L, 4L), rest.stream().map(Entry::seq).toList(), "seqs after the damaged first excerpt keep their index");
+            for (Entry entry : rest) {
+                assertArrayEquals(marked(entry.seq()), entry.data());
+            }
+        }
     }
 
     @Test

@@ -585,4 +585,46 @@ class LogStoreTest {
         assertTrue(store.delete("w", "l3"));
         assertFalse(store.info("w", "l3").isPresent());
     }
+
+    @Test
+    void aDamagedFirstExcerptShouldFailOnlyReadsOfItsOwnSeqAfterACrash() throws Exception {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS);
+        open(config);
+        for (int i = 1; i <= 300; i++) {
+            store.append("w", "a", one("{\"m\":\"MARK-" + i + "-q\"}")).join();
+        }
+        LogStore crashed = store; // not closed: the next open replays the write-ahead log over the queue
+        Writers crashedWriters = writers;
+        byte[] needle = "MARK-1-q".getBytes(StandardCharsets.UTF_8);
+        boolean flipped = false;
+        try (var files = java.nio.file.Files.walk(dir)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".cq4")).toList()) {
+                byte[] all = java.nio.file.Files.readAllBytes(f);
+                for (int i = 0; !flipped && i + needle.length <= all.length; i++) {
+                    if (java.util.Arrays.equals(all, i, i + needle.length, needle, 0, needle.length)) {
+                        try (var raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+                            raf.seek(i + 5);
+                            raf.write(all[i + 5] ^ 1);
+                        }
+                        flipped = true;
+                    }
+                }
+            }
+        }
+        assertTrue(flipped);
+        try {
+            open(config);
+            // found by BitFlipIT: the producer-window restore at open met the damaged seq 1 first and
+            // refused the whole log, so every page answered corrupt, not only the page holding seq 1
+            StrandException e = assertThrows(StrandException.class, () -> store.readForward("w", "a", 1, 100));
+            assertEquals(ErrorCode.CORRUPT, e.code());
+            assertEquals(1L, e.extras().get("seq"));
+            assertEquals(100, store.readForward("w", "a", 101, 100).entries().size());
+            assertEquals(List.of(2L, 3L), seqs(store.readForward("w", "a", 2, 2)));
+            assertEquals(301, store.append("w", "a", one("{}")).join().firstSeq());
+        } finally {
+            crashed.close();
+            crashedWriters.close();
+        }
+    }
 }
