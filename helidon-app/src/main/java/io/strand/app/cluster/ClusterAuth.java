@@ -21,7 +21,8 @@ import java.util.function.LongSupplier;
  * the secret (then every node writes the same derived root token to its {@code DATA/root.token}),
  * then follows the token log. Until the secret is loaded (a new cluster waiting for a quorum) the
  * node answers every authenticated request {@code 503 unavailable} and its {@code auth} readiness
- * check is DOWN. Nothing of single-node auth ({@code DATA/secret}, {@code DATA/tokens.journal}) is
+ * check is DOWN; it also waits, after loading the secret, until its token view has caught up through
+ * a read barrier, so a restarted node never accepts a token revoked while it was down. Nothing of single-node auth ({@code DATA/secret}, {@code DATA/tokens.journal}) is
  * used.
  */
 public final class ClusterAuth implements Runnable {
@@ -29,12 +30,14 @@ public final class ClusterAuth implements Runnable {
     static final Duration PROPOSAL_BACKOFF = Duration.ofSeconds(5);
     private final Placement placement;
     private final JwtAuthenticator auth;
+    private final ReplicatedTokens tokens;
     private final LongSupplier nowSeconds;
     private long nextProposalNanos = System.nanoTime();
 
-    ClusterAuth(Placement placement, JwtAuthenticator auth, LongSupplier nowSeconds) {
+    ClusterAuth(Placement placement, JwtAuthenticator auth, ReplicatedTokens tokens, LongSupplier nowSeconds) {
         this.placement = placement;
         this.auth = auth;
+        this.tokens = tokens;
         this.nowSeconds = nowSeconds;
     }
 
@@ -51,7 +54,7 @@ public final class ClusterAuth implements Runnable {
         }
         ReplicatedTokens tokens = new ReplicatedTokens(placement, nowSeconds);
         JwtAuthenticator auth = JwtAuthenticator.awaitingSharedSecret(tokens, dataDir.resolve(AuthFiles.ROOT_TOKEN), nowSeconds);
-        tokens.follow(new ClusterAuth(placement, auth, nowSeconds));
+        tokens.follow(new ClusterAuth(placement, auth, tokens, nowSeconds));
         return auth;
     }
 
@@ -68,6 +71,30 @@ public final class ClusterAuth implements Runnable {
                 nextProposalNanos = System.nanoTime() + PROPOSAL_BACKOFF.toNanos();
             }
         }
-        key.ifPresent(k -> auth.useSharedSecret(k.secret(), k.createdAt()));
+        if (key.isPresent() && tokensCurrent()) {
+            auth.useSharedSecret(key.get().secret(), key.get().createdAt());
+        }
+    }
+
+    /**
+     * True once the token view holds every mint and revocation acknowledged before this call: a read
+     * barrier on {@code _system}'s shard, then a catch-up. A node restarted while a token was revoked
+     * would otherwise accept it from its own stale replica until the follower caught up (found by
+     * ClusterAuthIT). While the barrier cannot be had (no majority reachable, or this replica not
+     * caught up in time) the node stays unkeyed: 503, and the next pass asks again.
+     */
+    private boolean tokensCurrent() {
+        try {
+            if (!placement.awaitCaughtUp(io.strand.core.Names.SYSTEM_WORKSPACE)) {
+                return false;
+            }
+        } catch (io.strand.core.StrandException e) {
+            if (e.code() == io.strand.core.ErrorCode.UNAVAILABLE) {
+                return false;
+            }
+            throw e;
+        }
+        tokens.catchUp();
+        return true;
     }
 }

@@ -270,13 +270,14 @@ public final class ClusterPlacement implements Placement {
      * unavailable} (retryable) if it does not come.
      */
     @Override
-    public void awaitCaughtUp(String ws) {
+    public boolean awaitCaughtUp(String ws) {
         int shard = spec.shardOf(ws);
         boolean current = awaitBarrier(() -> node.readBarrier(shard), READ_BARRIER_MILLIS, TIMEOUT_MILLIS,
                 () -> majorityReachable(shard), shard);
         if (!current) {
             localOnlyReads.incrementAndGet();
         }
+        return current;
     }
 
     /** True when this node reaches (TCP connect to the Raft port within 300 ms) a majority of the shard's replicas, itself included. */

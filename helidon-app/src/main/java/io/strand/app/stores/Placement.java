@@ -13,11 +13,14 @@ public interface Placement extends AutoCloseable {
     Stores local(String ws);
 
     /**
-     * Returns once this node's copy of {@code ws} holds every write acknowledged (on any node)
-     * before the call, so a read that follows sees them; at once on a single node. Throws a
-     * {@code 503 unavailable} {@link io.strand.core.StrandException} when that cannot be known in time.
+     * Returns true once this node's copy of {@code ws} holds every write acknowledged (on any node)
+     * before the call, so a read that follows sees them; at once on a single node. Returns false
+     * when a cluster node cannot reach a majority of the shard's replicas: the read may go on from the
+     * local copy as it is (it can miss writes acknowledged just before the majority was lost). Throws
+     * a {@code 503 unavailable} {@link io.strand.core.StrandException} when the shard is up but this
+     * copy does not catch up in time.
      */
-    void awaitCaughtUp(String ws);
+    boolean awaitCaughtUp(String ws);
 
     /** Where writes go. */
     WritePath writes();

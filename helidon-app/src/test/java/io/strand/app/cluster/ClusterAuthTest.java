@@ -52,6 +52,8 @@ class ClusterAuthTest {
     /** This node's replica, with a shard that has no quorum: every proposal is refused with 503. */
     final class NoQuorum implements Placement {
         final AtomicInteger proposals = new AtomicInteger();
+        /** What a read barrier on the shard gives: false = no majority reachable, the local copy may be stale. */
+        volatile boolean current = true;
 
         @Override
         public Stores local(String ws) {
@@ -59,7 +61,8 @@ class ClusterAuthTest {
         }
 
         @Override
-        public void awaitCaughtUp(String ws) {
+        public boolean awaitCaughtUp(String ws) {
+            return current;
         }
 
         @Override
@@ -109,7 +112,7 @@ class ClusterAuthTest {
         ReplicatedTokens tokens = new ReplicatedTokens(placement, () -> 1_800_000_000L);
         Path rootFile = dir.resolve("node/root.token");
         JwtAuthenticator auth = JwtAuthenticator.awaitingSharedSecret(tokens, rootFile, () -> 1_800_000_000L);
-        ClusterAuth loader = new ClusterAuth(placement, auth, () -> 1_800_000_000L);
+        ClusterAuth loader = new ClusterAuth(placement, auth, tokens, () -> 1_800_000_000L);
         loader.run();
         loader.run();
         loader.run();
@@ -124,5 +127,25 @@ class ClusterAuthTest {
         Principal root = auth.authenticate(Files.readString(rootFile).trim());
         assertTrue(root.isRoot());
         assertEquals(1_700_000_000L + JwtAuthenticator.ROOT_TTL_SECONDS, root.expEpochSeconds());
+    }
+
+    @Test
+    void aNodeShouldStayUnkeyedUntilItsTokenViewIsCurrent() throws Exception {
+        NoQuorum placement = new NoQuorum();
+        ReplicatedTokens tokens = new ReplicatedTokens(placement, () -> 1_800_000_000L);
+        JwtAuthenticator auth = JwtAuthenticator.awaitingSharedSecret(tokens, dir.resolve("node/root.token"), () -> 1_800_000_000L);
+        ClusterAuth loader = new ClusterAuth(placement, auth, tokens, () -> 1_800_000_000L);
+        replica.writes().doc("put", DocId.of("_system", SharedSecret.DOC), SharedSecret.proposal(1_700_000_000L)).join();
+        for (String op : List.of("{\"op\":\"mint\",\"jti\":\"gone\",\"ws\":\"acme\",\"scope\":\"read\",\"exp\":1900000000}",
+                "{\"op\":\"revoke\",\"jti\":\"gone\"}")) {
+            replica.writes().append("_system", ReplicatedTokens.LOG, AppendRequest.of(op.getBytes(java.nio.charset.StandardCharsets.UTF_8))).join();
+        }
+        placement.current = false; // restarted, no read barrier yet: its replica may miss a revocation
+        loader.run();
+        assertFalse(auth.keyed(), "no token is accepted from a view that may be stale");
+        placement.current = true;
+        loader.run();
+        assertTrue(auth.keyed());
+        assertTrue(tokens.find("gone").orElseThrow().revoked(), "the view caught up before the key was published");
     }
 }

@@ -54,8 +54,9 @@ class ReplicatedTokensTest {
         }
 
         @Override
-        public void awaitCaughtUp(String ws) {
+        public boolean awaitCaughtUp(String ws) {
             barriers.incrementAndGet();
+            return true;
         }
 
         @Override

@@ -67,7 +67,8 @@ class SharedSecretTest {
             }
 
             @Override
-            public void awaitCaughtUp(String ws) {
+            public boolean awaitCaughtUp(String ws) {
+                return true;
             }
 
             @Override
