@@ -138,7 +138,6 @@ final class ShardStateMachine extends BaseStateMachine {
         CompletableFuture<Message> reply = CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
                 .thenApply(done -> {
                     advanceApplied(ti);
-                    commandApplied(ti.getIndex());
                     return Message.valueOf(ShardEntry.replies(replies.stream().map(CompletableFuture::join).toList()));
                 });
         reply.whenComplete((m, e) -> {
@@ -146,7 +145,12 @@ final class ShardStateMachine extends BaseStateMachine {
                 engineFailed(ti, e);
             }
         });
-        applied = applied.thenCombine(reply.handle((m, e) -> null), (a, b) -> null);
+        // The engine completes commands on its own threads (log writer, doc turns), so an entry can take
+        // effect before an earlier one has: read barriers pass this index only once every earlier entry
+        // has taken effect too, else a barrier could let a read in that misses the earlier entry.
+        CompletableFuture<Void> before = applied;
+        reply.thenAcceptBoth(before, (m, v) -> commandApplied(ti.getIndex()));
+        applied = before.thenCombine(reply.handle((m, e) -> null), (a, b) -> null);
         return reply;
     }
 

@@ -172,6 +172,21 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
+     * Where the child's whole output is copied when the system property {@code strand.test.childLogs}
+     * names a directory (the test build sets {@code target/child-logs}): {@code <pid>.log}, so a
+     * failed fault test can be read afterwards; null without the property.
+     */
+    private java.io.PrintWriter outputCopy() throws IOException {
+        String dir = System.getProperty("strand.test.childLogs");
+        if (dir == null || dir.isBlank()) {
+            return null;
+        }
+        java.nio.file.Path d = java.nio.file.Path.of(dir);
+        java.nio.file.Files.createDirectories(d);
+        return new java.io.PrintWriter(java.nio.file.Files.newBufferedWriter(d.resolve(process.pid() + ".log")), true);
+    }
+
+    /**
      * Drains the child's output on a virtual thread until it ends and returns the rest of the first
      * line that starts with {@code prefix}. A child that exits first or stays silent for
      * {@code timeout} is killed, and the IOException carries its last output lines.
@@ -180,9 +195,12 @@ public final class ChildJvm implements AutoCloseable {
         CompletableFuture<String> found = new CompletableFuture<>();
         ArrayDeque<String> tail = new ArrayDeque<>(); // the last lines before the match, to say why it failed
         Thread.ofVirtual().name("child-" + process.pid() + "-output").start(() -> {
-            try {
+            try (java.io.PrintWriter copy = outputCopy()) {
                 String line;
                 while ((line = stdout.readLine()) != null) {
+                    if (copy != null) {
+                        copy.println(line);
+                    }
                     if (!found.isDone() && line.startsWith(prefix)) {
                         found.complete(line.substring(prefix.length()));
                     }

@@ -135,6 +135,8 @@ public final class ClusterNodes implements AutoCloseable {
         List<String> jvm = new ArrayList<>(List.of("-Xmx256m"));
         jvm.addAll(jvmArgs);
         ServerProcess p = ServerProcess.start(dataDir(id), args, jvm, net.launcher(id));
+        System.out.println("ClusterNodes: " + id + " started, pid " + p.process.pid() + " (its output: target/child-logs/"
+                + p.process.pid() + ".log)");
         synchronized (this) {
             running.put(id, p);
         }
