@@ -13,6 +13,7 @@ import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import io.strand.coldtier.Manifest;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -21,12 +22,15 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -43,7 +47,10 @@ import org.junit.jupiter.api.io.TempDir;
  * within seconds: only each shard's leader rolls, reads across the hot/cold boundary are identical
  * on every node, every replica drops its own rolled hot files, and after the leader is killed in
  * the middle of appends the new leader goes on rolling with no entry lost or duplicated and a
- * manifest that never goes back.
+ * manifest that never goes back. The killed node, restarted, replays the log into the cycle files
+ * of the seconds the replay took, cold entries and newer ones together; with traffic going on, it
+ * too drops every hot file the manifest comes to cover. A wait that times out prints every node's
+ * head, hot bounds, counters and hot cycle files, and names the node and field that were off.
  */
 @Timeout(600)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -175,17 +182,75 @@ class ClusterColdIT {
         return r.json();
     }
 
-    /** Each node's head, first hot seq it still stores, and whether it writes the log's cold part. */
+    /**
+     * Each node's head, first hot seq (the one it serves from, and the first it still stores),
+     * whether it writes the log's cold part, and its roller's and step-6 counters, so a failed wait
+     * says which node and which field is off.
+     */
     private void printNodes(String ws, String when) {
+        Manifest m = manifest(ws);
         System.out.printf("ClusterColdIT %s — %s: manifest generation %d, term %d, cold 1..%d in %d segments%n", ws, when,
-                manifest(ws).generation(), manifest(ws).term(), manifest(ws).lastSeq(), manifest(ws).segments().size());
+                m.generation(), m.term(), m.lastSeq(), m.segments().size());
         String asking = nodes.up().getFirst();
         System.out.printf("  shard leader as %s sees it: %s%n", asking, leaderOf(ws, asking));
-        System.out.printf("  %-4s %8s %15s %7s %6s%n", "node", "head", "hotStoredFirst", "writer", "term");
+        System.out.printf("  %-4s %8s %8s %15s %8s %7s %6s %6s %7s %7s %8s  %s%n", "node", "head", "hotFirst", "hotStoredFirst",
+                "coldLast", "writer", "term", "rolls", "drops", "dropErr", "rollErr", "lastError");
         for (String id : nodes.up()) {
-            JsonNode s = coldStatus(http(id), ws);
-            System.out.printf("  %-4s %8d %15d %7s %6d%n", id, s.path("head").asLong(), s.path("hotStoredFirst").asLong(),
-                    s.path("writer").asBoolean(), s.path("term").asLong());
+            try {
+                JsonNode s = coldStatus(http(id), ws);
+                JsonNode n = s.path("node");
+                System.out.printf("  %-4s %8d %8d %15d %8d %7s %6d %6d %7d %7d %8d  %s%n", id, s.path("head").asLong(),
+                        s.path("hotFirst").asLong(), s.path("hotStoredFirst").asLong(), s.path("lastSeq").asLong(),
+                        s.path("writer").asBoolean(), s.path("term").asLong(), n.path("rolls").asLong(),
+                        n.path("coveredDrops").asLong(), n.path("coveredDropFailures").asLong(), n.path("rollFailures").asLong(),
+                        n.path("lastError").asText());
+                System.out.printf("       its hot cycle files: %s%n", hotFiles(id, ws));
+            } catch (RuntimeException | AssertionError e) {
+                System.out.printf("  %-4s no cold status: %s%n", id, e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * The hot cycle files of {@code ws/LOG} in node {@code id}'s live shard directory, by name: each
+     * is named by the second this node started writing it (not by seqs), so a catch-up shows as the
+     * seconds it replayed in.
+     */
+    private String hotFiles(String id, String ws) {
+        try (Stream<Path> paths = Files.walk(nodes.dataDir(id))) {
+            return paths.filter(f -> f.getFileName().toString().endsWith(".cq4") && f.getParent().endsWith(Path.of(ws, LOG, "queue"))
+                    && f.toString().contains("live")).map(f -> f.getFileName().toString()).sorted().toList().toString();
+        } catch (IOException | UncheckedIOException e) {
+            return "unlisted (" + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * Waits until {@code behind} finds nothing wrong on any of {@code ids} (it answers null for a
+     * node that is where it should be, else what is off, field by field); on a timeout prints every
+     * node and fails naming each node that never got there and why.
+     */
+    private void awaitEveryNode(String ws, String what, Duration timeout, List<String> ids,
+            BiFunction<String, JsonNode, String> behind) {
+        Map<String, String> lastWrong = new TreeMap<>();
+        try {
+            await(what, timeout, () -> {
+                lastWrong.clear();
+                for (String id : ids) {
+                    try {
+                        String wrong = behind.apply(id, coldStatus(http(id), ws));
+                        if (wrong != null) {
+                            lastWrong.put(id, wrong);
+                        }
+                    } catch (RuntimeException | AssertionError e) {
+                        lastWrong.put(id, "no cold status: " + e.getMessage());
+                    }
+                }
+                return lastWrong.isEmpty();
+            });
+        } catch (AssertionError timedOut) {
+            printNodes(ws, "timed out waiting for " + what);
+            throw new AssertionError(timedOut.getMessage() + "; still off: " + lastWrong, timedOut);
         }
     }
 
@@ -203,17 +268,14 @@ class ClusterColdIT {
             LockSupport.parkNanos(120_000_000); // spreads the entries over several one-second hot files
         }
         long total = (long) batches * perBatch;
-        await("every replica past its hot threshold with rolled hot files dropped", Duration.ofSeconds(120), () -> {
-            for (String id : ids) {
-                JsonNode s = coldStatus(http(id), ws);
-                if (s.path("segments").asInt() == 0 || s.path("head").asLong() != total
-                        || s.path("head").asLong() - s.path("hotFirst").asLong() + 1 > HOT_MAX
-                        || s.path("hotStoredFirst").asLong() <= total / 3) {
-                    return false;
-                }
-            }
-            return true;
-        });
+        awaitEveryNode(ws, "every replica past its hot threshold with rolled hot files dropped", Duration.ofSeconds(120), ids,
+                (id, s) -> s.path("segments").asInt() == 0 ? "no cold segment yet"
+                        : s.path("head").asLong() != total ? "head " + s.path("head") + " != " + total
+                        : s.path("head").asLong() - s.path("hotFirst").asLong() + 1 > HOT_MAX ? "hotFirst " + s.path("hotFirst")
+                                + " leaves more than " + HOT_MAX + " hot entries below head " + s.path("head")
+                        : s.path("hotStoredFirst").asLong() <= total / 3 ? "hotStoredFirst " + s.path("hotStoredFirst")
+                                + " <= " + total / 3 + " (rolled hot files not dropped)"
+                        : null);
         printNodes(ws, "after " + total + " entries");
         String leader = leaderOf(ws, "n1");
         assertNotNull(leader);
@@ -270,6 +332,7 @@ class ClusterColdIT {
     void newLeaderShouldGoOnRollingAfterTheLeaderIsKilledMidTraffic() throws Exception {
         String ws = "cold-b";
         int perBatch = 50;
+        List<String> ids = List.of("n1", "n2", "n3");
         // history: every batch acknowledged, and the manifest as a poller of the shared directory saw it
         Map<Long, JsonNode> acked = new ConcurrentHashMap<>();
         acked.put(1L, appendUntilAcked(ws, batch("p-b", 1, perBatch), 0, Duration.ofSeconds(60)));
@@ -331,6 +394,28 @@ class ClusterColdIT {
                     return false;
                 }
             });
+            // A replica drops a hot cycle file only once the manifest covers all of it (SPEC §13), and
+            // its cycle files are cut by its own clock as it applies: the restarted node rebuilt itself
+            // by replaying the log, so the entries it replayed — cold ones and newer alike — share the
+            // cycle files of the second or two the replay took. Those go once the leader has rolled past
+            // their end, which takes more traffic: so the producer goes on until every replica,
+            // the restarted one included, has dropped every entry that was cold when it came back.
+            long coldAtRestart = seen.get().lastSeq();
+            printNodes(ws, "the restarted " + leader + " serving again; cold 1.." + coldAtRestart + " at its restart");
+            awaitEveryNode(ws, "every replica's hot files rolled before the restart dropped, under traffic", Duration.ofSeconds(120),
+                    ids, (id, s) -> !violations.isEmpty() ? null
+                            : s.path("hotStoredFirst").asLong() <= coldAtRestart ? "hotStoredFirst " + s.path("hotStoredFirst")
+                                    + " <= " + coldAtRestart + " (hot files of entries cold before the restart not dropped)"
+                            : null);
+            stop.set(true);
+            producer.join();
+            awaitEveryNode(ws, "every replica caught up, with its rolled hot files still dropped", Duration.ofSeconds(120), ids,
+                    (id, s) -> !violations.isEmpty() ? null
+                            : s.path("head").asLong() != acked.size() * (long) perBatch ? "head " + s.path("head") + " != "
+                            + acked.size() * (long) perBatch + " (not caught up)"
+                            : s.path("hotStoredFirst").asLong() <= coldAtRestart ? "hotStoredFirst " + s.path("hotStoredFirst")
+                                    + " <= " + coldAtRestart + " (dropped hot files back?)"
+                            : null);
         } finally {
             stop.set(true);
             producer.join();
@@ -338,18 +423,9 @@ class ClusterColdIT {
         }
         assertTrue(violations.isEmpty(), String.join("\n", violations));
         long lastBatch = acked.keySet().stream().mapToLong(Long::longValue).max().orElseThrow();
+        assertEquals(lastBatch, acked.size(), "batches 1.." + lastBatch + " each acknowledged");
         long total = lastBatch * perBatch;
         String newLeader = leaderOf(ws, nodes.up().getFirst());
-        List<String> ids = List.of("n1", "n2", "n3");
-        await("every replica's rolled hot files dropped", Duration.ofSeconds(120), () -> {
-            for (String id : ids) {
-                JsonNode s = coldStatus(http(id), ws);
-                if (s.path("head").asLong() != total || s.path("hotStoredFirst").asLong() <= seen.get().lastSeq() / 2) {
-                    return false;
-                }
-            }
-            return true;
-        });
         printNodes(ws, "after the failover, " + lastBatch + " batches acknowledged");
 
         // every acknowledged batch exactly once, at the seqs its ack named, identical on every node
