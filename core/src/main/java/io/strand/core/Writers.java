@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 import java.util.function.LongConsumer;
 
 /**
@@ -86,6 +87,7 @@ public final class Writers implements AutoCloseable {
     private final Durability durability;
     private final CommitLog log;
     private final LongConsumer syncNanosObserver;
+    private final IntConsumer groupSizeObserver;
     private final java.util.Map<Byte, CommitLog.Replayer> replayers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
@@ -96,6 +98,18 @@ public final class Writers implements AutoCloseable {
      * @param syncNanosObserver receives the duration of each durable group write (for the commit-latency metric)
      */
     public Writers(String name, int threads, Durability durability, int maxBatch, CommitLog log, LongConsumer syncNanosObserver) {
+        this(name, threads, durability, maxBatch, log, syncNanosObserver, turns -> { });
+    }
+
+    /**
+     * As {@link #Writers(String, int, Durability, int, CommitLog, LongConsumer)}, and
+     * {@code groupSizeObserver} receives, on the writer thread, the number of turns each group
+     * commit ran, failed turns included, after the group completed (groups that ran none, e.g. all
+     * refused after a failed write, are not reported): how many requests shared one write-ahead
+     * write in {@code fsync} mode, for the group-size metric.
+     */
+    public Writers(String name, int threads, Durability durability, int maxBatch, CommitLog log, LongConsumer syncNanosObserver,
+                   IntConsumer groupSizeObserver) {
         if (threads < 1 || maxBatch < 1) {
             throw new IllegalArgumentException("threads and maxBatch must be ≥ 1");
         }
@@ -105,6 +119,7 @@ public final class Writers implements AutoCloseable {
         }
         this.durability = durability;
         this.syncNanosObserver = syncNanosObserver;
+        this.groupSizeObserver = groupSizeObserver;
         this.workers = new Worker[threads];
         for (int i = 0; i < threads; i++) {
             CommitLog.Lane lane = durability == Durability.FSYNC ? this.log.lane(i) : CommitLog.none().lane(i);
@@ -280,8 +295,10 @@ public final class Writers implements AutoCloseable {
                     }
                 }
                 taken.clear();
-                if (!group.tasks.isEmpty()) {
+                int turns = group.tasks.size();
+                if (turns > 0) {
                     complete(group.hasRecords() ? write() : null);
+                    groupSizeObserver.accept(turns);
                 }
             }
         }

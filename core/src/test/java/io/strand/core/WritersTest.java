@@ -169,4 +169,35 @@ class WritersTest {
     void fsyncModeShouldRefuseTheNoneCommitLog() {
         assertThrows(IllegalArgumentException.class, () -> new Writers("t", 1, Durability.FSYNC, 64, CommitLog.none(), n -> { }));
     }
+
+    /** Turns queued while the writer waits on one group all run in the next group, and the observer sees its size. */
+    @Test
+    void groupSizeObserverShouldSeeEveryTurnQueuedBehindABusyGroupInOneGroup() throws Exception {
+        List<Integer> sizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try (Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir), n -> { }, sizes::add)) {
+            CompletableFuture<Object> busy = writers.submit("a", c -> {
+                started.countDown();
+                release.await();
+                c.log(TYPE, new byte[] {0});
+                return null;
+            });
+            started.await();
+            List<CompletableFuture<Object>> queued = new ArrayList<>();
+            for (int i = 1; i <= 10; i++) {
+                byte b = (byte) i;
+                queued.add(writers.submit("a", c -> {
+                    c.log(TYPE, new byte[] {b});
+                    return null;
+                }));
+            }
+            release.countDown();
+            busy.join();
+            CompletableFuture.allOf(queued.toArray(CompletableFuture[]::new)).join();
+            // the writer reports a group after completing it and before taking the next: a later group's ack follows both reports
+            writers.submit("a", c -> null).join();
+            assertEquals(List.of(1, 10), sizes.subList(0, 2));
+        }
+    }
 }

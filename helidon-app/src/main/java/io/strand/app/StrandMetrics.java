@@ -69,6 +69,16 @@ public final class StrandMetrics {
     private final Counter appendBytes = registry.getOrCreate(Counter.builder("strand.append.bytes").description("Entry data bytes appended"));
     private final Counter appendErrors = registry.getOrCreate(Counter.builder("strand.append.errors").description("Appends refused or failed"));
     private final Timer commitLatency = registry.getOrCreate(latency("strand.commit.sync").description("Group-commit write-ahead write latency (one O_DSYNC write per group)"));
+    /**
+     * Turns (requests: an append, a doc op, a txn) per group commit of a writer thread; in
+     * {@code fsync} mode each group is one write-ahead write, so this says whether concurrent
+     * requests share flushes. Buckets by powers of two up to the writers' 4,096-turn batch.
+     */
+    private final io.helidon.metrics.api.DistributionSummary groupSize = registry.getOrCreate(
+            io.helidon.metrics.api.DistributionSummary.builder("strand.commit.group.size",
+                            io.helidon.metrics.api.DistributionStatisticsConfig.builder()
+                                    .buckets(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096).percentiles(new double[0]))
+                    .description("Turns (appends, doc ops, txns) per group commit; one write-ahead write per group in fsync mode"));
     private final Timer appendLatency = registry.getOrCreate(latency("strand.append.latency").description("Append request to durable ack"));
     private final Counter framesSent = registry.getOrCreate(Counter.builder("strand.subscription.frames").description("Entry frames pushed to subscribers"));
     private final Counter docOps = registry.getOrCreate(Counter.builder("strand.doc.ops").description("Doc operations committed"));
@@ -118,6 +128,11 @@ public final class StrandMetrics {
 
     public void syncNanos(long nanos) {
         commitLatency.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** One group commit of {@code turns} turns (writer thread). */
+    public void groupSize(int turns) {
+        groupSize.record(turns);
     }
 
     /** Counts an append and its latency when it completes. */

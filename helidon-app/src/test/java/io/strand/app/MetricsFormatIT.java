@@ -77,6 +77,14 @@ class MetricsFormatIT {
         }
     }
 
+    /** Turns per group commit: a histogram of counts (not seconds), the append's group counted. */
+    @Test
+    void groupSizeShouldBeAHistogramOfTurnsPerGroupCommit() {
+        assertEquals("histogram", type("strand_commit_group_size"));
+        assertTrue(text.matches("(?s).*\\nstrand_commit_group_size_bucket\\{[^}]*le=\"32\\.0\",?\\} .*"), "no bucket at 32 turns");
+        assertTrue(text.matches("(?s).*\\nstrand_commit_group_size_count(\\{[^}]*})? [1-9].*"), "the append's group was not counted");
+    }
+
     @Test
     void connectionGaugesShouldCountOpenConnectionsAndSockets() {
         assertEquals("gauge", type("strand_http_connections"));

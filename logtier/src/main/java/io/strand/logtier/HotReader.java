@@ -50,7 +50,12 @@ final class HotReader {
     /**
      * The read loop on one cursor. Keeps the cursor's invariant ({@link ReadCursors.Cursor}): a read
      * that stops inside a batch leaves that batch's excerpt unread ({@code rollbackOnClose}), so the
-     * next read from {@code cursor.nextSeq} finds it again and skips the entries already delivered.
+     * next read from {@code cursor.nextSeq} finds it again. That read resumes at the byte position
+     * where the last one stopped, with the header (and checksum) it already checked, instead of
+     * verifying the whole excerpt again and skipping the entries delivered before: pages of 100 over
+     * batches of 1,000 (the bench's read-pagination) otherwise checksummed each 300 KB excerpt ten
+     * times and skipped 4,500 entries per batch. Server CPU per entry of {@code ./strand bench
+     * --warmup 10 read-pagination} (fsync, 2 shared cores, 5 runs each): 1.76 → 1.48 µs (means).
      */
     private long read(ReadCursors.Cursor cursor, long from, long toSeq, LogReader.Limit limit) {
         ExcerptTailer tailer = cursor.tailer;
@@ -71,7 +76,14 @@ final class HotReader {
                 present = dc.isPresent();
                 if (present) {
                     Bytes<?> in = dc.wire().bytes();
-                    HotExcerptCodec.Header h = hot.header(dc, next);
+                    long index = dc.index();
+                    // the batch the last read stopped inside: resume at its entry, its checksum already checked
+                    boolean resumed = index == cursor.batchIndex && next == cursor.batchNextSeq;
+                    HotExcerptCodec.Header h = resumed ? cursor.batchHeader : hot.header(dc, next);
+                    if (resumed) {
+                        in.readPosition(cursor.batchPosition);
+                    }
+                    cursor.batchIndex = -1;
                     if (h.kind() == HotExcerptCodec.PADDING || h.lastSeq() < next) {
                         continue; // a padding, or a batch delivered before
                     }
@@ -84,12 +96,16 @@ final class HotReader {
                         dc.rollbackOnClose();
                         present = false;
                     }
-                    for (int i = 0; present && i < h.count(); i++) {
+                    for (int i = resumed ? (int) (next - h.firstSeq()) : 0; present && i < h.count(); i++) {
                         long seq = h.firstSeq() + i;
                         if (seq < next) {
                             HotExcerptCodec.skipEntry(in);
                         } else if (seq > toSeq || !limit.wantsMore()) {
                             dc.rollbackOnClose(); // the rest of this batch is for the next read
+                            cursor.batchIndex = index;
+                            cursor.batchHeader = h;
+                            cursor.batchNextSeq = seq;
+                            cursor.batchPosition = in.readPosition();
                             break reading;
                         } else {
                             HotExcerptCodec.readEntry(in, seq, h.ts(), cursor, limit);

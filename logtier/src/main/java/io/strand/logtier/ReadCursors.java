@@ -35,6 +35,16 @@ final class ReadCursors implements AutoCloseable {
         long nextSeq = -1;
         /** The entry data of the last read, reused: an entry's bytes are copied here on their way to a sink. */
         byte[] scratch = new byte[512];
+        /**
+         * Where the last read stopped inside a batch, so the next page of that batch resumes there
+         * ({@link HotReader}): the queue index of its ENTRIES excerpt (-1: none), its header (its
+         * checksum already verified), the seq it stopped at and that entry's byte position in the
+         * excerpt. Excerpts are immutable once written, so index + seq name the same bytes.
+         */
+        long batchIndex = -1;
+        HotExcerptCodec.Header batchHeader;
+        long batchNextSeq;
+        long batchPosition;
         private long generation;
 
         private Cursor(ExcerptTailer tailer, long generation) {

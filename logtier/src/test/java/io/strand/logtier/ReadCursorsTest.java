@@ -86,6 +86,34 @@ class ReadCursorsTest {
         }
     }
 
+    /**
+     * Pages of a large batch resume where the last one stopped inside it (its header and checksum
+     * kept by the cursor); pages cut by {@code toSeq}, by bytes and by count, and a second reader
+     * stopped elsewhere in the same batch, all get exactly their entries.
+     */
+    @Test
+    void pagesOfALargeBatchShouldResumeAtTheirEntryWhenReadersStopAtDifferentPlacesInIt() {
+        SetTimeProvider clock = clock();
+        try (HotLog hot = HotLog.open(dir.resolve("q"), LogConfig.defaults(dir, Durability.OS), clock)) {
+            long last = append(hot, clock, 1000, 1, 250, 1000);
+            Reader hundreds = new Reader(100, Long.MAX_VALUE);
+            Reader sevens = new Reader(7, 5 * 48 + 1); // cut by bytes after five entries
+            Reader toSeq = new Reader(1000, Long.MAX_VALUE);
+            boolean progress = true;
+            long cut = 0;
+            while (progress) {
+                progress = hundreds.page(hot, last) > 0;
+                progress |= sevens.page(hot, last) > 0;
+                cut = Math.min(last, cut + 333); // stops inside batches at 333, 666, 999, 1332, …
+                progress |= toSeq.page(hot, cut) > 0;
+            }
+            for (Reader r : List.of(hundreds, sevens, toSeq)) {
+                assertEquals(last + 1, r.next, "every reader read to the end");
+            }
+            assertEquals(3, hot.cursors().seeks(), "each reader seeks once, on its first page");
+        }
+    }
+
     @Test
     void aPageCutInsideABatchShouldContinueAtTheNextEntryOfThatBatch() {
         SetTimeProvider clock = clock();

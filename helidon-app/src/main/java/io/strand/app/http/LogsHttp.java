@@ -79,7 +79,9 @@ public final class LogsHttp implements HttpService {
         EntryJson body = EntryJson.page(spec.limit());
         placement.awaitCaughtUp(ws);
         PageInfo page = read(placement.local(ws).logs(), ws, log, spec, body);
-        HttpIo.send(res, 200, body.endPage(page, spec.before() != null).bytes());
+        byte[] json = body.endPage(page, spec.before() != null).bytes();
+        body.release();
+        HttpIo.send(res, 200, json);
     }
 
     /** One read for HTTP and WebSocket, its entries streamed into {@code sink}. */

@@ -69,7 +69,7 @@ public final class Stores implements AutoCloseable {
         WriteAheadLog wal = durability == Durability.FSYNC
                 ? new WriteAheadLog(dir.resolve("wal"), WriteAheadLog.DEFAULT_SEGMENT_BYTES, config.walCheckpointRecords(), disk)
                 : null;
-        Writers writers = new Writers(name, writerThreads, durability, 4096, wal, metrics::syncNanos);
+        Writers writers = new Writers(name, writerThreads, durability, 4096, wal, metrics::syncNanos, metrics::groupSize);
         LogStore logs = new LogStore(config.logConfig(dir, durability), writers, disk);
         DocStore docs = new DocStore(DocStoreConfig.defaults(dir.resolve("docs"))
                 .withCapacity(config.docCapacity(), DocStoreConfig.DEFAULT_AVERAGE_KEY_BYTES, DocStoreConfig.DEFAULT_AVERAGE_VALUE_BYTES), writers, disk);

@@ -283,7 +283,8 @@ public final class SocketEndpoint implements WsListener {
                     // object store (a closed log, older cycles, cold entries) still goes to a reply thread.
                     PageInfo page = ctx.placement().local(ws).logs().readForwardInPlace(ws, log, spec.from(), spec.limit(), reply);
                     if (page != null) {
-                        out.send(reply.endPage(page, false).text());
+                        out.send(reply.endPage(page, false));
+                        reply.release();
                         return;
                     }
                 }
@@ -291,7 +292,8 @@ public final class SocketEndpoint implements WsListener {
                     try {
                         ctx.placement().awaitCaughtUp(ws); // a cluster replica first applies what was acknowledged before
                         PageInfo page = LogsHttp.read(ctx.placement().local(ws).logs(), ws, log, spec, reply); // nothing was read into reply yet
-                        out.send(reply.endPage(page, spec.before() != null).text());
+                        out.send(reply.endPage(page, spec.before() != null));
+                        reply.release();
                     } catch (RuntimeException e) {
                         reply(id, ApiErrors.classify(e));
                     }

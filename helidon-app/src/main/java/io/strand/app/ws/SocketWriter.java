@@ -1,6 +1,8 @@
 package io.strand.app.ws;
 
 import io.helidon.websocket.WsSession;
+import io.strand.app.EntryJson;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -57,6 +59,40 @@ final class SocketWriter {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * As {@link #sendIf}, for the UTF-8 JSON in {@code buf[offset, offset + length)} with
+     * {@link EntryJson#HEADER_ROOM} free bytes before it (an {@link EntryJson}):
+     * the frame header is written there and the array goes to the socket without a copy
+     * ({@link StrictWsConnection#sendText}).
+     */
+    boolean sendUtf8If(BooleanSupplier wanted, byte[] buf, int offset, int length) {
+        if (!open) {
+            return false;
+        }
+        lock.lock();
+        try {
+            if (!open || !wanted.getAsBoolean()) {
+                return false;
+            }
+            if (session instanceof StrictWsConnection strict) {
+                strict.sendText(buf, offset, length);
+            } else {
+                session.send(new String(buf, offset, length, StandardCharsets.UTF_8), true);
+            }
+            return true;
+        } catch (RuntimeException e) {
+            open = false;
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sends the JSON {@code json} holds (see {@link #sendUtf8If}). */
+    boolean send(EntryJson json) {
+        return sendUtf8If(() -> true, json.array(), json.offset(), json.length());
     }
 
     /** Runs {@code action} while no frame is being sent: a {@link #sendIf} after it sees what it changed. */

@@ -238,6 +238,34 @@ final class StrictWsConnection implements ServerConnection, WsSession {
         return sendData(ClientFrameReader.BINARY, bytes, last);
     }
 
+    /** Most bytes a server frame's header takes: the room {@link #sendText(byte[], int, int)} needs before its payload. */
+    static final int MAX_HEADER_BYTES = 10;
+
+    /**
+     * Sends the UTF-8 JSON in {@code buf[offset, offset + length)} as one final text frame, writing
+     * the frame header into the {@link #MAX_HEADER_BYTES} before {@code offset} (which the caller
+     * leaves free) and handing the array to the socket as it is. {@link #send(String, boolean)}
+     * copied a page reply (~32 KB for 100 entries of 256 B) three times on its way out: into a
+     * String, back into bytes, into the frame. The caller vouches that the bytes are UTF-8.
+     */
+    WsSession sendText(byte[] buf, int offset, int length) {
+        if (offset < MAX_HEADER_BYTES) {
+            throw new IllegalArgumentException("needs " + MAX_HEADER_BYTES + " free bytes before the payload, has " + offset);
+        }
+        sendLock.lock();
+        try {
+            int opcode = sendContinuation ? ClientFrameReader.CONTINUATION : ClientFrameReader.TEXT;
+            sendContinuation = false;
+            int start = offset - headerBytes(length);
+            writeHeader(buf, start, opcode, true, length);
+            write(BufferData.create(buf, start, offset + length - start));
+            lastActivityNanos = System.nanoTime();
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
     private WsSession sendData(int opcode, byte[] payload, boolean last) {
         sendLock.lock();
         try {
@@ -320,21 +348,36 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     /** One unmasked server frame (RFC 6455 §5.2); under sendLock. */
     private void writeFrame(int opcode, boolean fin, byte[] payload) {
         int length = payload.length;
-        BufferData frame = BufferData.create(10 + length);
-        frame.write((fin ? 0x80 : 0) | opcode);
+        int header = headerBytes(length);
+        byte[] frame = new byte[header + length];
+        writeHeader(frame, 0, opcode, fin, length);
+        System.arraycopy(payload, 0, frame, header, length);
+        write(BufferData.create(frame));
+    }
+
+    /** Bytes of the header of an unmasked frame with a payload of {@code length} bytes. */
+    private static int headerBytes(int length) {
+        return length < 126 ? 2 : length < 1 << 16 ? 4 : 10;
+    }
+
+    /** Writes the header of an unmasked frame (RFC 6455 §5.2) at {@code into[at…]}, {@link #headerBytes} long. */
+    private static void writeHeader(byte[] into, int at, int opcode, boolean fin, int length) {
+        into[at++] = (byte) ((fin ? 0x80 : 0) | opcode);
         if (length < 126) {
-            frame.write(length);
+            into[at] = (byte) length;
         } else if (length < 1 << 16) {
-            frame.write(126);
-            frame.write(length >>> 8);
-            frame.write(length & 0xFF);
+            into[at++] = 126;
+            into[at++] = (byte) (length >>> 8);
+            into[at] = (byte) length;
         } else {
-            frame.write(127);
+            into[at++] = 127;
             for (int shift = 56; shift >= 0; shift -= 8) {
-                frame.write((int) (((long) length >>> shift) & 0xFF));
+                into[at++] = (byte) ((long) length >>> shift);
             }
         }
-        frame.write(payload);
+    }
+
+    private void write(BufferData frame) {
         try {
             ctx.dataWriter().writeNow(frame);
         } catch (SocketWriterException | UncheckedIOException e) {
