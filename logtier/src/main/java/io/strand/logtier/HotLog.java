@@ -32,8 +32,8 @@ import net.openhft.chronicle.wire.DocumentContext;
  * (reads on pooled cursors), {@link HotCycles} (the cycle files: listed at open, dropped once cold).
  */
 final class HotLog implements AutoCloseable {
-    /** Claimed per excerpt beyond its bytes: Chronicle's header, alignment and index slots. */
     static final System.Logger LOG = System.getLogger(HotLog.class.getName());
+    /** Claimed per excerpt beyond its bytes: Chronicle's header, alignment and index slots. */
     static final int EXCERPT_OVERHEAD_BYTES = 64;
     /** Claimed for a new cycle file or a new queue: its header, first index pages and the metadata file (measured ≈16 KiB on tmpfs). */
     static final long NEW_FILE_BYTES = 256 << 10;
