@@ -9,16 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Leader loss and majority loss on 3 nodes × 4 shards: time to the next ack, 503 within 5 s, no loss. */
 @Timeout(90)
@@ -26,19 +23,8 @@ class ClusterFailoverTest {
     private static final int SHARDS = 4;
     private static final Duration WAIT = Duration.ofSeconds(20);
 
-    @TempDir
-    Path dir;
-    TestCluster cluster;
-
-    @BeforeEach
-    void start() throws Exception {
-        cluster = TestCluster.start(dir, 3, SHARDS, s -> s);
-    }
-
-    @AfterEach
-    void stop() {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = TestCluster.perTest(3, SHARDS);
 
     @Test
     void writesShouldResumeOnAnotherNodeWhenTheLeaderIsKilled() throws Exception {

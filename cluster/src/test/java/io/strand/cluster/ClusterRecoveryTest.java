@@ -1,38 +1,27 @@
 package io.strand.cluster;
 
+import static io.strand.cluster.TestCluster.WAIT;
 import static io.strand.cluster.TestCluster.command;
 import static io.strand.cluster.TestCluster.counterOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Snapshots, restarts and membership on 3 nodes: every replica ends identical, nothing applied twice. */
 @Timeout(120)
 class ClusterRecoveryTest {
     private static final int SHARDS = 4;
-    private static final Duration WAIT = Duration.ofSeconds(30);
 
-    @TempDir
-    Path dir;
-    TestCluster cluster;
-
-    @AfterEach
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final TestCluster cluster = TestCluster.perTest();
 
     /**
      * Sends {@code entries} rounds of one command per shard, each round acked before the next (one entry
@@ -64,10 +53,9 @@ class ClusterRecoveryTest {
 
     @Test
     void wipedFollowerShouldCatchUpBySnapshotInstallAndThenHoldIdenticalState() throws Exception {
-        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(10, true).withSegmentSizeMax(64 * 1024));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, true).withSegmentSizeMax(64 * 1024));
         writeRounds(cluster.node("n1"), "warm", 10, 16);
-        cluster.kill("n3");
-        cluster.wipe("n3");
+        cluster.killAndWipe("n3");
         writeRounds(cluster.node("n1"), "while-away", 30, 4_000); // 120 KB per shard: segments roll and get purged
         for (int k = 0; k < SHARDS; k++) {
             int shard = k;
@@ -92,7 +80,7 @@ class ClusterRecoveryTest {
 
     @Test
     void restartShouldNotApplyTwiceWhenTheLiveDirIsAheadOfTheSnapshot() throws Exception {
-        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(10, false));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, false));
         writeRounds(cluster.node("n1"), "a", 25, 16);
         for (int k = 0; k < SHARDS; k++) {
             cluster.awaitIdentical(k, 25, 3, WAIT);
@@ -130,7 +118,7 @@ class ClusterRecoveryTest {
 
     @Test
     void replaceShouldMoveEveryReplicaOfADeadNodeAndKeepEveryWrite() throws Exception {
-        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(15, true));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(15, true));
         writeRounds(cluster.node("n1"), "a", 30, 64);
         cluster.kill("n3");
         cluster.startJoining("n4");
@@ -158,7 +146,7 @@ class ClusterRecoveryTest {
 
     @Test
     void engineFailureShouldStopOnlyThatReplicaAndARestartShouldRebuildIt() throws Exception {
-        cluster = TestCluster.start(dir, 3, SHARDS, s -> s.withSnapshotEvery(10, true));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, true));
         writeRounds(cluster.node("n1"), "a", 12, 16);
         cluster.awaitIdentical(0, 12, 3, WAIT);
         cluster.engines("n3").current.get(0).failNext = true;

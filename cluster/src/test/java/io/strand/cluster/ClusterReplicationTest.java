@@ -5,18 +5,15 @@ import static io.strand.cluster.TestCluster.counterOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** 3 nodes × 4 shards, every node proposing to every shard: what every replica ends up holding. */
 @Timeout(60)
@@ -24,19 +21,8 @@ class ClusterReplicationTest {
     private static final int SHARDS = 4;
     private static final Duration WAIT = Duration.ofSeconds(20);
 
-    @TempDir
-    Path dir;
-    TestCluster cluster;
-
-    @BeforeEach
-    void start() throws Exception {
-        cluster = TestCluster.start(dir, 3, SHARDS, s -> s);
-    }
-
-    @AfterEach
-    void stop() {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = TestCluster.perTest(3, SHARDS);
 
     @Test
     void writesFromEveryNodeShouldBeCommittedIdenticallyOnAllReplicas() {

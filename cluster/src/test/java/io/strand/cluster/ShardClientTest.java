@@ -1,30 +1,19 @@
 package io.strand.cluster;
 
+import static io.strand.cluster.TestCluster.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.nio.file.Path;
-import java.time.Duration;
 import org.apache.ratis.client.RaftClient;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Where a node's shard client sends its first try. */
 @Timeout(120)
 class ShardClientTest {
-    private static final Duration WAIT = Duration.ofSeconds(30);
 
-    @TempDir
-    Path dir;
-    TestCluster cluster;
-
-    @AfterEach
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final TestCluster cluster = TestCluster.perTest(3, 1);
 
     /**
      * The preferred leader (first peer) is gone and another node leads: a new client must start there,
@@ -32,7 +21,6 @@ class ShardClientTest {
      */
     @Test
     void newClientShouldStartAtTheLeaderTheLocalReplicaKnows() throws Exception {
-        cluster = TestCluster.start(dir, 3, 1, s -> s);
         TestCluster.submitUntilAck(cluster.node("n2"), 0, TestCluster.command("before"), WAIT);
         cluster.kill("n1"); // shard 0's preferred leader
         RaftNode n2 = cluster.node("n2");

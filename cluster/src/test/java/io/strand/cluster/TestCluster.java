@@ -7,6 +7,7 @@ import io.strand.core.StrandException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,15 +23,27 @@ import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * N in-process cluster nodes on random loopback ports with temp data dirs, each with
  * {@link LedgerEngine}s, and the polling helpers the cluster tests share. Used by one test thread.
+ * A test class holds one as a per-test extension, which gives each test a fresh temp dir and stops
+ * every node after it:
+ * <pre>{@code
+ * @RegisterExtension
+ * final TestCluster cluster = TestCluster.perTest(3, SHARDS); // or perTest(), then cluster.start(...) in the test
+ * }</pre>
  */
-final class TestCluster implements AutoCloseable {
+final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachCallback {
     static {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
     }
+
+    /** How long a test waits for one step of the cluster (an ack, a catch-up) unless it says otherwise. */
+    static final Duration WAIT = Duration.ofSeconds(30);
 
     private static final Logger RATIS_LOG = Logger.getLogger("org.apache.ratis");
     private static final Logger GRPC_LOG = Logger.getLogger("org.apache.ratis.thirdparty");
@@ -64,34 +77,60 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
-    private final Path root;
-    private final ClusterSpec base;
+    private final int startNodes;
+    private final int startShards;
+    private Path root;
+    private ClusterSpec base;
     private final Map<String, RaftNode> running = new java.util.concurrent.ConcurrentSkipListMap<>();
     private final Map<String, Engines> engines = new ConcurrentHashMap<>();
     private final Map<String, ClusterSpec> specs = new LinkedHashMap<>();
     private final Map<String, java.util.concurrent.CompletableFuture<Void>> dying = new ConcurrentHashMap<>();
 
-    private TestCluster(Path root, ClusterSpec base) {
-        this.root = root;
-        this.base = base;
+    private TestCluster(int startNodes, int startShards) {
+        this.startNodes = startNodes;
+        this.startShards = startShards;
     }
 
-    static TestCluster start(Path root, int nodes, int shards, UnaryOperator<ClusterSpec> tune) throws IOException {
+    /** A cluster for {@code @RegisterExtension} that each test starts itself with {@link #start}. */
+    static TestCluster perTest() {
+        return new TestCluster(0, 0);
+    }
+
+    /** A cluster for {@code @RegisterExtension} of {@code nodes} nodes and {@code shards} shards, started before each test. */
+    static TestCluster perTest(int nodes, int shards) {
+        return new TestCluster(nodes, shards);
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws IOException {
+        root = Files.createTempDirectory("strand-cluster-test");
+        if (startNodes > 0) {
+            start(startNodes, startShards, s -> s);
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws IOException {
+        close();
+        ShardSnapshots.deleteTree(root);
+    }
+
+    /** Starts {@code nodes} nodes with {@code shards} shards and returns once every shard has a leader. */
+    void start(int nodes, int shards, UnaryOperator<ClusterSpec> tune) throws IOException {
         StringBuilder list = new StringBuilder();
         for (int i = 1; i <= nodes; i++) {
             list.append(i > 1 ? "," : "").append("n").append(i).append("=127.0.0.1:").append(freePort());
         }
-        ClusterSpec base = tune.apply(ClusterSpec.of("n1", list.toString(), shards, root.resolve("n1")));
-        TestCluster c = new TestCluster(root, base);
+        base = tune.apply(ClusterSpec.of("n1", list.toString(), shards, root.resolve("n1")));
         for (ClusterSpec.Member m : base.members()) {
-            c.specs.put(m.id(), base.forNode(m.id(), root.resolve(m.id())));
+            specs.put(m.id(), base.forNode(m.id(), root.resolve(m.id())));
         }
         try { // in parallel, as real nodes start: the first election needs a majority up
             List<java.util.concurrent.CompletableFuture<RaftNode>> starting = new ArrayList<>();
-            for (String id : c.specs.keySet()) {
+            for (String id : specs.keySet()) {
                 starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                     try {
-                        return c.startNode(id);
+                        return startNode(id);
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
@@ -99,13 +138,17 @@ final class TestCluster implements AutoCloseable {
             }
             starting.forEach(java.util.concurrent.CompletableFuture::join);
             for (int k = 0; k < shards; k++) { // ready: every shard has a leader
-                c.leaderOf(k, Duration.ofSeconds(30));
+                leaderOf(k, Duration.ofSeconds(30));
             }
         } catch (RuntimeException e) {
-            c.close();
+            close();
             throw e;
         }
-        return c;
+    }
+
+    /** Where node {@code id} keeps its data (under this test's temp dir). */
+    Path dir(String id) {
+        return root.resolve(id);
     }
 
     static int freePort() {
@@ -173,6 +216,14 @@ final class TestCluster implements AutoCloseable {
         if (n != null) {
             n.close();
         }
+    }
+
+    /** Kills node {@code id} and deletes its data dir; returns its spec, to start it again empty. */
+    ClusterSpec killAndWipe(String id) throws IOException {
+        ClusterSpec spec = node(id).spec();
+        kill(id);
+        wipe(id);
+        return spec;
     }
 
     void wipe(String id) throws IOException {

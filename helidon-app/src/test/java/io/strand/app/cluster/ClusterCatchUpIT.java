@@ -2,21 +2,16 @@ package io.strand.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A follower that missed more than the leader's log still holds catches up by a snapshot install
@@ -28,40 +23,28 @@ import org.junit.jupiter.api.io.TempDir;
  * that its log starts after a snapshot, and that every node serves identical pages for every log
  * and doc, with every acknowledged append at its seq.
  */
-@org.junit.jupiter.api.Tag("reliability")
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
-        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
+@ClusterFaultRun.ReliabilityOnly
 @Timeout(900)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ClusterCatchUpIT {
-    private static final int SHARDS = 4;
+class ClusterCatchUpIT extends ClusterFaultRun {
     private static final int SNAPSHOT_EVERY = 50;
     private static final int PAD = 1_500;
     private static final Duration WRITES_MAX = Duration.ofSeconds(240);
     private final List<ClusterProbe.Acked> acked = new ArrayList<>();
     private final List<String> wss = new ArrayList<>();
-    ClusterNodes nodes;
-    ClusterProbe probe;
+
+    @Override
+    List<String> jvmArgs() {
+        return snapshotEvery(SNAPSHOT_EVERY);
+    }
 
     @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
-        nodes = new ClusterNodes(dir, 3, SHARDS, ClusterProbe.SMALL_DOC_MAPS, List.of("-Dstrand.cluster.snapshotEvery=" + SNAPSHOT_EVERY,
-                "-Dstrand.cluster.segmentBytes=" + (64 << 10)), ClusterNodes.Net.LOOPBACK);
-        nodes.startAll();
-        probe = new ClusterProbe(nodes, SHARDS);
+    void writeFirstRounds() throws Exception {
         for (int k = 0; k < SHARDS; k++) {
             wss.add(probe.wsOnShard("cu", k));
         }
         probe.awaitLeaders(Duration.ofSeconds(120));
         acked.addAll(probe.appendMany(List.of("n1", "n2", "n3"), wss, "log", 30, "a", PAD, Duration.ofSeconds(60)));
-    }
-
-    @AfterAll
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
     }
 
     @Test
@@ -70,14 +53,10 @@ class ClusterCatchUpIT {
         nodes.kill("n3");
         nodes.wipe("n3");
         int rounds = writeUntilPurged(List.of("n1", "n2"), new long[SHARDS], "wiped");
-        long[] target = commitIndexes("n1");
-        long t0 = System.nanoTime();
-        nodes.start("n3");
-        long listening = (System.nanoTime() - t0) / 1_000_000;
-        Duration caughtUp = probe.awaitApplied("n3", target, Duration.ofSeconds(180));
+        Restart restart = restartAndCatchUp("n3");
         StringBuilder report = new StringBuilder("\nwiped follower n3: " + rounds + " write rounds until purged; listening after "
-                + listening + " ms, every shard applied through the leader's commit index "
-                + caughtUp.toMillis() + " ms later\n| shard | n1 first log index | n3 first log index | n3 snapshot |\n");
+                + restart.listeningMs() + " ms, every shard applied through the leader's commit index "
+                + restart.caughtUp().toMillis() + " ms later\n| shard | n1 first log index | n3 first log index | n3 snapshot |\n");
         for (int k = 0; k < SHARDS; k++) {
             long first = probe.firstLogIndex("n3", k);
             long snapshot = probe.snapshotIndex("n3", k);
@@ -100,13 +79,9 @@ class ClusterCatchUpIT {
             held[k] = Math.max(before[k], probe.commitIndex("n1", k)) + 1; // n2 holds no entry past the leader's log
         }
         int rounds = writeUntilPurged(List.of("n1", "n3"), held, "down");
-        long[] target = commitIndexes("n1");
-        long t0 = System.nanoTime();
-        nodes.start("n2");
-        long listening = (System.nanoTime() - t0) / 1_000_000;
-        Duration caughtUp = probe.awaitApplied("n2", target, Duration.ofSeconds(180));
+        Restart restart = restartAndCatchUp("n2");
         StringBuilder report = new StringBuilder("\nfollower n2 down during writes: " + rounds + " write rounds; listening after "
-                + listening + " ms, caught up " + caughtUp.toMillis() + " ms later\n"
+                + restart.listeningMs() + " ms, caught up " + restart.caughtUp().toMillis() + " ms later\n"
                 + "| shard | n2 last index before | n1 first log index | n2 snapshot after |\n");
         for (int k = 0; k < SHARDS; k++) {
             long snapshot = probe.snapshotIndex("n2", k);
@@ -115,6 +90,19 @@ class ClusterCatchUpIT {
         }
         System.out.println(report);
         probe.checkHistory("after the follower that was down caught up", List.of("n1", "n2", "n3"), acked);
+    }
+
+    /** How long a restarted node took to listen, and then to apply everything committed before its start. */
+    private record Restart(long listeningMs, Duration caughtUp) {
+    }
+
+    /** Starts node {@code id} again and waits until it has applied each shard through n1's commit index at its start. */
+    private Restart restartAndCatchUp(String id) throws Exception {
+        long[] target = commitIndexes("n1");
+        long t0 = System.nanoTime();
+        nodes.start(id);
+        long listening = (System.nanoTime() - t0) / 1_000_000;
+        return new Restart(listening, probe.awaitApplied(id, target, Duration.ofSeconds(180)));
     }
 
     /**
@@ -136,13 +124,5 @@ class ClusterCatchUpIT {
             }
             assertTrue(System.nanoTime() < deadline, "the live replicas' logs were not purged within " + WRITES_MAX);
         }
-    }
-
-    private long[] commitIndexes(String via) {
-        long[] out = new long[SHARDS];
-        for (int k = 0; k < SHARDS; k++) {
-            out[k] = probe.commitIndex(via, k);
-        }
-        return out;
     }
 }

@@ -4,49 +4,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A majority down (SPEC §13): with two of three nodes killed, every write on the survivor answers
  * {@code 503 unavailable} with {@code "retryable":true} within 5 s (never a hang, never an ack),
  * reads of the survivor's local copy keep answering, and once one node is back writes resume.
  */
-@org.junit.jupiter.api.Tag("reliability")
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
-        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
+@ClusterFaultRun.ReliabilityOnly
 @Timeout(600)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ClusterMajorityIT {
-    private static final int SHARDS = 4;
+class ClusterMajorityIT extends ClusterFaultRun {
     private static final Duration REFUSAL_BOUND = Duration.ofSeconds(5);
-    ClusterNodes nodes;
-    ClusterProbe probe;
-
-    @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
-        nodes = new ClusterNodes(dir, 3, SHARDS, ClusterProbe.SMALL_DOC_MAPS);
-        nodes.startAll();
-        probe = new ClusterProbe(nodes, SHARDS);
-    }
-
-    @AfterAll
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
 
     @Test
     void writesShouldBeRefusedWithin5sAndLocalReadsServedWhenAMajorityIsDown() throws Exception {

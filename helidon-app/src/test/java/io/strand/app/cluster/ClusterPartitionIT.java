@@ -9,7 +9,6 @@ import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.NetnsLinks;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,13 +18,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A partition (issue 12): each node runs in its own network namespace ({@link NetnsLinks}) and the
@@ -35,37 +30,20 @@ import org.junit.jupiter.api.io.TempDir;
  * leader converges to the same history. Skipped where namespaces cannot be made (not root, no
  * iproute2); the paused-leader test ({@link ClusterPauseIT}) covers what can be done there.
  */
-@org.junit.jupiter.api.Tag("reliability")
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
-        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
+@ClusterFaultRun.ReliabilityOnly
 @Timeout(900)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ClusterPartitionIT {
-    private static final int SHARDS = 4;
+class ClusterPartitionIT extends ClusterFaultRun {
     private static final Duration REFUSAL_BOUND = Duration.ofSeconds(5);
     NetnsLinks net;
-    ClusterNodes nodes;
-    ClusterProbe probe;
 
-    @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
+    /** A namespace per node, or the class is skipped; closed by the base after the nodes. */
+    @Override
+    ClusterNodes.Net net() {
         StringBuilder why = new StringBuilder();
-        Optional<NetnsLinks> made = NetnsLinks.create(List.of("n1", "n2", "n3"), why);
+        Optional<NetnsLinks> made = NetnsLinks.create(NODES, why);
         Assumptions.assumeTrue(made.isPresent(), "no network namespaces here (" + why + "): see ClusterPauseIT");
         net = made.get();
-        nodes = new ClusterNodes(dir, 3, SHARDS, ClusterProbe.SMALL_DOC_MAPS, List.of(), net);
-        nodes.startAll();
-        probe = new ClusterProbe(nodes, SHARDS);
-    }
-
-    @AfterAll
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
-        if (net != null) {
-            net.close();
-        }
+        return net;
     }
 
     @Test
@@ -73,10 +51,8 @@ class ClusterPartitionIT {
         probe.awaitLeaders(Duration.ofSeconds(120));
         String ws = probe.wsOnShard("part", 0);
         String leader = probe.leader("n1", 0).orElseThrow();
-        List<String> others = new ArrayList<>(List.of("n1", "n2", "n3"));
-        others.remove(leader);
-        List<ClusterProbe.Acked> acked = new ArrayList<>(probe.appendMany(List.of("n1", "n2", "n3"), List.of(ws), "log", 10,
-                "before", 100, Duration.ofSeconds(60)));
+        List<String> others = othersThan(leader);
+        List<ClusterProbe.Acked> acked = appendBefore(ws);
 
         StringBuilder report = new StringBuilder("\npartition: leader " + leader + " of shard 0 cut off from " + others + "\n"
                 + "| request through the isolated leader | status | code        | retryable | ms    |\n");
@@ -121,11 +97,7 @@ class ClusterPartitionIT {
             background.shutdown();
         }
         long failoverMs = failover[0];
-        long[] target = new long[SHARDS];
-        for (int k = 0; k < SHARDS; k++) {
-            target[k] = probe.commitIndex(others.getFirst(), k);
-        }
-        Duration converged = probe.awaitApplied(leader, target, Duration.ofSeconds(120));
+        Duration converged = probe.awaitApplied(leader, commitIndexes(others.getFirst()), Duration.ofSeconds(120));
         report.append("majority side: first write acknowledged ").append(failoverMs).append(" ms after the cut; the isolated ")
                 .append(leader).append(" stopped claiming shard 0 after ").append(stepDownMs).append(" ms; healed: it applied the")
                 .append(" majority's commit index ").append(converged.toMillis()).append(" ms after the heal\n");

@@ -4,11 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.WsClient;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -19,10 +17,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Nodes stopped dead with SIGSTOP (a GC pause, a frozen VM) rather than killed (issue 12):
@@ -39,36 +35,30 @@ import org.junit.jupiter.api.io.TempDir;
  * Snapshots every {@value #SNAPSHOT_EVERY} entries and 64 KiB Raft log segments (hidden
  * {@code strand.cluster.*} properties) make the leader purge its log within a few hundred writes.
  */
-@org.junit.jupiter.api.Tag("reliability")
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
-        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
+@ClusterFaultRun.ReliabilityOnly
 @Timeout(900)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ClusterPauseIT {
-    private static final int SHARDS = 4;
+class ClusterPauseIT extends ClusterFaultRun {
     private static final int SNAPSHOT_EVERY = 50;
     /** Twice the maximum election timeout (300 ms): a paused leader is surely deposed after this. */
     private static final Duration LEADER_PAUSE = Duration.ofMillis(600);
-    ClusterNodes nodes;
-    ClusterProbe probe;
+
+    @Override
+    List<String> jvmArgs() {
+        return snapshotEvery(SNAPSHOT_EVERY);
+    }
 
     @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
-        nodes = new ClusterNodes(dir, 3, SHARDS, ClusterProbe.SMALL_DOC_MAPS, List.of("-Dstrand.cluster.snapshotEvery=" + SNAPSHOT_EVERY,
-                "-Dstrand.cluster.segmentBytes=" + (64 << 10)), ClusterNodes.Net.LOOPBACK);
-        nodes.startAll();
-        probe = new ClusterProbe(nodes, SHARDS);
+    void awaitLeaders() {
         probe.awaitLeaders(Duration.ofSeconds(120));
     }
 
     @AfterAll
-    void stop() throws Exception {
+    void resumeAll() throws Exception {
         if (nodes != null) {
             for (String id : nodes.up()) {
                 nodes.resume(id); // a paused JVM ignores nothing but SIGKILL; resume so close ends it cleanly
             }
-            nodes.close();
         }
     }
 
@@ -77,10 +67,8 @@ class ClusterPauseIT {
     void pausedLeaderShouldAcknowledgeNothingConflictingAndConverge() throws Exception {
         String ws = probe.wsOnShard("pl", 0);
         String leader = probe.leader("n1", 0).orElseThrow();
-        List<String> others = new ArrayList<>(List.of("n1", "n2", "n3"));
-        others.remove(leader);
-        List<ClusterProbe.Acked> acked = new ArrayList<>(probe.appendMany(List.of("n1", "n2", "n3"), List.of(ws), "log", 10,
-                "before", 100, Duration.ofSeconds(60)));
+        List<String> others = othersThan(leader);
+        List<ClusterProbe.Acked> acked = appendBefore(ws);
 
         nodes.pause(leader);
         long pausedAt = System.nanoTime();
@@ -133,11 +121,7 @@ class ClusterPauseIT {
         for (Thread t : toPaused) {
             t.join();
         }
-        long[] target = new long[SHARDS];
-        for (int k = 0; k < SHARDS; k++) {
-            target[k] = probe.commitIndex(others.getFirst(), k);
-        }
-        Duration converged = probe.awaitApplied(leader, target, Duration.ofSeconds(60));
+        Duration converged = probe.awaitApplied(leader, commitIndexes(others.getFirst()), Duration.ofSeconds(60));
         System.out.println("\npaused leader " + leader + " of shard 0 for " + pausedMs + " ms; new leader " + newLeader
                 + "; first write through the others acknowledged " + failoverMs + " ms after the pause; the resumed node applied"
                 + " the new leader's commit index " + converged.toMillis() + " ms after SIGCONT\nrequests sent to the paused node:\n  "
@@ -153,10 +137,8 @@ class ClusterPauseIT {
         probe.awaitLeaders(Duration.ofSeconds(60));
         String leader = probe.leader("n1", 1).orElseThrow();
         String follower = leader.equals("n3") ? "n2" : "n3";
-        List<String> others = new ArrayList<>(List.of("n1", "n2", "n3"));
-        others.remove(follower);
-        List<ClusterProbe.Acked> acked = new ArrayList<>(probe.appendMany(List.of("n1", "n2", "n3"), List.of(ws), "log", 10,
-                "before", 100, Duration.ofSeconds(60)));
+        List<String> others = othersThan(follower);
+        List<ClusterProbe.Acked> acked = appendBefore(ws);
 
         TreeMap<Long, String> received = new TreeMap<>();
         List<String> duplicates = new ArrayList<>();

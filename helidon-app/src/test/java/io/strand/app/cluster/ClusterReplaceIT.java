@@ -3,21 +3,15 @@ package io.strand.app.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
 import io.strand.core.Json;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Replacing a dead node (SPEC §13 Membership): n3 is killed for good, a new n4 is started as
@@ -25,30 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * n4=HOST:PORT} sends) moves every replica of n3 to n4; then n1 is killed too, and the two live
  * nodes n2 and n4 still hold every acknowledged append, serve identical pages and take writes.
  */
-@org.junit.jupiter.api.Tag("reliability")
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "strand.reliability.scale", matches = "[1-9][0-9]*",
-        disabledReason = "a long cluster fault run (three server JVMs): mvn -B verify -Preliability")
+@ClusterFaultRun.ReliabilityOnly
 @Timeout(900)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ClusterReplaceIT {
-    private static final int SHARDS = 4;
-    ClusterNodes nodes;
-    ClusterProbe probe;
-
-    @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
-        nodes = new ClusterNodes(dir, 3, SHARDS, ClusterProbe.SMALL_DOC_MAPS);
-        nodes.startAll();
-        probe = new ClusterProbe(nodes, SHARDS);
-    }
-
-    @AfterAll
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
-
+class ClusterReplaceIT extends ClusterFaultRun {
     @Test
     void replacedNodeShouldHoldEveryShardAndTheClusterSurviveAnotherKill() throws Exception {
         probe.awaitLeaders(Duration.ofSeconds(120));
@@ -81,11 +54,7 @@ class ClusterReplaceIT {
             assertEquals(SHARDS, replaced.json().path("shards").size(), replaced.body());
         }
 
-        long[] target = new long[SHARDS];
-        for (int k = 0; k < SHARDS; k++) {
-            target[k] = probe.commitIndex("n1", k);
-        }
-        Duration caughtUp = probe.awaitApplied("n4", target, Duration.ofSeconds(120));
+        Duration caughtUp = probe.awaitApplied("n4", commitIndexes("n1"), Duration.ofSeconds(120));
         JsonNode status = awaitEveryShardOn("n4", Duration.ofSeconds(60));
         StringBuilder report = new StringBuilder("\nreplace n3 -> " + n4 + ": n4 listening after " + listening
                 + " ms; replace answered in " + replaceMs + " ms (" + tries + " tries); n4 applied through n1's commit index "
