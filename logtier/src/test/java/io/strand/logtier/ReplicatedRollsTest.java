@@ -94,17 +94,18 @@ class ReplicatedRollsTest {
      * covered by the manifest, so none could be dropped; CI saw it).
      */
     private void appendOnBoth(long from, long to) {
-        long firstSecond = System.currentTimeMillis() / 1000;
+        long firstSecond = Long.MAX_VALUE; // read after the first batch went in: its cycle is that second or an earlier one
         for (long s = from; s <= to; s += 250) {
             int n = (int) Math.min(250, to - s + 1);
             if (s + 250 > to && s > from) {
-                while (System.currentTimeMillis() / 1000 == firstSecond) {
+                while (System.currentTimeMillis() / 1000 <= firstSecond) {
                     LockSupport.parkNanos(10_000_000); // until the wall clock (the queues' cycle clock) enters the next second
                 }
             }
             AppendRequest req = ColdNode.batch(s, n).withStampedAt(System.currentTimeMillis());
             assertEquals(s, a.store().append("w", "c", req).join().firstSeq());
             assertEquals(s, b.store().append("w", "c", req).join().firstSeq());
+            firstSecond = Math.min(firstSecond, System.currentTimeMillis() / 1000);
             LockSupport.parkNanos(150_000_000); // spreads the entries over several one-second hot files
         }
     }
@@ -188,8 +189,17 @@ class ReplicatedRollsTest {
         assertEquals(0, b.store().rollNow("w", "c"));
         assertEquals(List.of("b:w/c@1500"), proposed.stream().filter(p -> p.startsWith("b:")).toList(),
                 "the new leader handed on its predecessor's step 6, once in its term");
-        assertTrue(b.store().hotStoredFirst("w", "c") > 1, "b dropped the files the manifest covers");
-        assertTrue(a.store().hotStoredFirst("w", "c") > 1, "so did a");
+        assertTrue(b.store().hotStoredFirst("w", "c") > 1, () -> "b dropped the files the manifest covers; its files: " + cycleFiles("b"));
+        assertTrue(a.store().hotStoredFirst("w", "c") > 1, () -> "so did a; its files: " + cycleFiles("a"));
         assertIdentical(readAll(a.store()), readAll(b.store()), 1_500);
+    }
+
+    /** Replica {@code id}'s hot cycle files of w/c (named by the second each started), for failure messages. */
+    private String cycleFiles(String id) {
+        try (var files = java.nio.file.Files.walk(dir.resolve(id))) {
+            return files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".cq4")).sorted().toList().toString();
+        } catch (java.io.IOException e) {
+            return e.toString();
+        }
     }
 }
