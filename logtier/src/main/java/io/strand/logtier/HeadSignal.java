@@ -47,11 +47,13 @@ final class HeadSignal {
     }
 
     /** Waits once until the head passes {@code seq}, the generation changes, a wake, or the timeout; returns the head. */
-    long awaitBeyond(long seq, long generationSeen, long timeoutMillis) throws InterruptedException {
+    long awaitBeyond(long seq, long generationSeen, long timeoutMillis, java.util.concurrent.atomic.AtomicBoolean woken)
+            throws InterruptedException {
         long nanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         lock.lock();
         try {
-            if (head <= seq && generation == generationSeen && nanos > 0) {
+            // woken is set before wakeAll takes the lock: seen here, or the signal comes after this wait began
+            if (head <= seq && generation == generationSeen && nanos > 0 && !woken.get()) {
                 moved.awaitNanos(nanos); // one wait: callers loop, and a wake() must reach them
             }
             return head;

@@ -9,6 +9,8 @@ package io.strand.logtier;
 public final class LogWatch implements AutoCloseable {
     private final LogSlot slot;
     private final long generation;
+    /** Set by {@link #wake} and consumed by the next {@link #awaitBeyond}: a wake that comes before the wait is not lost. */
+    private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
     private boolean closed;
 
     LogWatch(LogSlot slot) {
@@ -40,14 +42,22 @@ public final class LogWatch implements AutoCloseable {
     /** Waits until the head passes {@code seq} or the timeout passes; returns the head. */
     public long awaitBeyond(long seq, long timeoutMillis) throws InterruptedException {
         long h = head();
-        if (h > seq || deleted()) {
+        if (h > seq || deleted() || woken.getAndSet(false)) {
             return h;
         }
-        return slot.signal.awaitBeyond(seq, generation, timeoutMillis);
+        long head = slot.signal.awaitBeyond(seq, generation, timeoutMillis, woken);
+        woken.set(false); // the caller re-checks what it waits for after every return
+        return head;
     }
 
-    /** Wakes a waiting {@link #awaitBeyond} (e.g. when the subscription is cancelled or credited). */
+    /**
+     * Wakes a waiting {@link #awaitBeyond} (e.g. when the subscription is cancelled, credited or
+     * ended from outside), or the next one if none waits yet. Found by EndSubscriptionsTest: a
+     * subscription loop that had just checked "ended?" and not yet begun to wait missed the
+     * signal and slept a whole heartbeat interval.
+     */
     public void wake() {
+        woken.set(true);
         slot.signal.wakeAll();
     }
 
