@@ -43,22 +43,7 @@ final class SocketWriter {
      * nothing of it follows a frame sent afterwards (a subscription after its unsubscribe reply).
      */
     boolean sendIf(BooleanSupplier wanted, String frame) {
-        if (!open) {
-            return false;
-        }
-        lock.lock();
-        try {
-            if (!open || !wanted.getAsBoolean()) {
-                return false;
-            }
-            session.send(frame, true);
-            return true;
-        } catch (RuntimeException e) {
-            open = false;
-            return false;
-        } finally {
-            lock.unlock();
-        }
+        return sendLocked(wanted, () -> session.send(frame, true));
     }
 
     /**
@@ -68,6 +53,17 @@ final class SocketWriter {
      * ({@link StrictWsConnection#sendText}).
      */
     boolean sendUtf8If(BooleanSupplier wanted, byte[] buf, int offset, int length) {
+        return sendLocked(wanted, () -> {
+            if (session instanceof StrictWsConnection strict) {
+                strict.sendText(buf, offset, length);
+            } else {
+                session.send(new String(buf, offset, length, StandardCharsets.UTF_8), true);
+            }
+        });
+    }
+
+    /** The one send path: under the lock, if open and {@code wanted}; a failed send closes this writer. */
+    private boolean sendLocked(BooleanSupplier wanted, Runnable send) {
         if (!open) {
             return false;
         }
@@ -76,11 +72,7 @@ final class SocketWriter {
             if (!open || !wanted.getAsBoolean()) {
                 return false;
             }
-            if (session instanceof StrictWsConnection strict) {
-                strict.sendText(buf, offset, length);
-            } else {
-                session.send(new String(buf, offset, length, StandardCharsets.UTF_8), true);
-            }
+            send.run();
             return true;
         } catch (RuntimeException e) {
             open = false;
