@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
@@ -57,6 +58,8 @@ public final class RaftNode implements AutoCloseable {
     private final ReadBarrier readBarrier;
     /** Deadlines and retries of proposals and read barriers, on one daemon thread of this node. */
     private final ScheduledExecutorService timers;
+    /** Stages each shard's next snapshot in the background (one at a time per node: it is disk-bound). */
+    private final ExecutorService snapshotStager;
 
     private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
         this.spec = spec;
@@ -67,6 +70,11 @@ public final class RaftNode implements AutoCloseable {
         this.clientProperties = RatisConfig.client(spec);
         this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "strand-cluster-timer-" + spec.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
+        this.snapshotStager = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "strand-snapshot-stager-" + spec.nodeId());
             t.setDaemon(true);
             return t;
         });
@@ -111,7 +119,8 @@ public final class RaftNode implements AutoCloseable {
             throw new IllegalArgumentException("group " + groupId + " is not a shard of this cluster ("
                     + spec.shards() + " shards)");
         }
-        ShardStateMachine sm = new ShardStateMachine(k, new ShardSnapshots(k, spec.shardDir(k)), factory);
+        ShardStateMachine sm = new ShardStateMachine(k, new ShardSnapshots(k, spec.shardDir(k)), factory, spec.snapshotEvery(),
+                snapshotStager);
         machines.put(k, sm);
         return sm;
     }
@@ -399,6 +408,7 @@ public final class RaftNode implements AutoCloseable {
     @Override
     public void close() {
         timers.shutdownNow();
+        snapshotStager.shutdownNow();
         clients.values().forEach(RaftNode::closeQuietly);
         clients.clear();
         try {

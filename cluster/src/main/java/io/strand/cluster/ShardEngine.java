@@ -1,8 +1,10 @@
 package io.strand.cluster;
 
+import io.strand.core.DirMirror;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 
 /**
  * One shard replica's state (the Strand stores for the shard's workspaces). Owned by the shard's apply
@@ -21,10 +23,21 @@ public interface ShardEngine extends AutoCloseable {
 
     /**
      * Called on the apply thread with no apply in progress: wait for every applied command's effects to
-     * be in the engine's files, then write a consistent, self-contained copy of the state into the empty
-     * directory {@code dir}.
+     * be in the engine's files, then make {@code dir} a consistent, self-contained copy of the state.
+     * {@code dir} is empty or holds an older copy from {@link #prestageTo}, which may be reused.
      */
     void snapshotTo(Path dir) throws IOException;
+
+    /**
+     * Called on a background thread while applies go on, shortly before a snapshot is due: brings
+     * {@code dir} close to the engine's current files (forced to disk), so that {@link #snapshotTo} on
+     * the apply thread has little left to write. The result need not be consistent. Stops with
+     * {@link java.util.concurrent.CancellationException} when {@code cancelled} answers true. By
+     * default nothing is staged.
+     */
+    default DirMirror.Result prestageTo(Path dir, BooleanSupplier cancelled) throws IOException {
+        return new DirMirror.Result(0, 0, 0, 0);
+    }
 
     @Override
     void close();

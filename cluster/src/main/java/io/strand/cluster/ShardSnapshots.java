@@ -1,5 +1,6 @@
 package io.strand.cluster;
 
+import io.strand.core.DirMirror;
 import io.strand.core.DurableFiles;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,9 +15,13 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -39,7 +44,7 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
  *   snapshots/&lt;term&gt;_&lt;index&gt;/    complete snapshots, the last {@link #RETAINED} kept
  *       …engine files…
  *       MANIFEST                 written last, listed last (so sent last to a follower)
- *   snapshot.tmp/                a snapshot being written (its own takeSnapshot)
+ *   snapshot.tmp/stage/          the next snapshot being staged (while applies go on) or written (takeSnapshot)
  *   install.tmp/                 a snapshot being received from the leader (Ratis writes it)
  * </pre>
  * {@code MANIFEST} (UTF-8 lines):
@@ -52,7 +57,7 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
  *   file SIZE CRC32C-HEX RELPATH     every file the engine wrote
  *   end
  * </pre>
- * Commit point of a snapshot taken here: the rename of {@code snapshot.tmp/<term>_<index>} to
+ * Commit point of a snapshot taken here: the rename of {@code snapshot.tmp/stage} to
  * {@code snapshots/<term>_<index>} after every file and directory in it is fsynced; a crash before
  * leaves only the temp, removed at the next start. A snapshot received from the leader is committed by
  * Ratis when its last chunk arrives: it moves its whole temp directory (every file MD5-checked) to
@@ -69,6 +74,11 @@ final class ShardSnapshots implements StateMachineStorage {
     private final int shard;
     private final Path shardDir;
     private final AtomicReference<FileListSnapshotInfo> latest = new AtomicReference<>();
+    /** Held by whoever writes the staging directory: {@link #take}, {@link #prestage}, {@link #reload}. */
+    private final ReentrantLock stageLock = new ReentrantLock();
+    private volatile boolean cancelPrestage;
+    /** CRCs of the hard-linked files of the last take (guarded by {@code stageLock}). */
+    private Map<FileKey, String> linkedCrcs = Map.of();
 
     ShardSnapshots(int shard, Path shardDir) {
         this.shard = shard;
@@ -118,7 +128,12 @@ final class ShardSnapshots implements StateMachineStorage {
      * @throws IOException when the newest named snapshot does not match its manifest (corruption)
      */
     FileListSnapshotInfo reload() throws IOException {
-        deleteTree(takeTmp());
+        stopPrestage();
+        try {
+            deleteTree(takeTmp());
+        } finally {
+            stageLock.unlock();
+        }
         Files.createDirectories(snapshotsDir());
         try (Stream<Path> siblings = Files.list(shardDir)) {
             for (Path p : siblings.toList()) { // Ratis parks the replaced snapshots/ as snapshots.tmp<date>
@@ -148,44 +163,99 @@ final class ShardSnapshots implements StateMachineStorage {
     }
 
     /**
-     * Writes a snapshot at {@code ti}: {@code writer} fills an empty temp directory, then the manifest is
-     * written, everything fsynced, and the directory renamed into {@code snapshots/} (the commit point).
+     * Writes a snapshot at {@code ti}: {@code writer} brings the staging directory (empty, or a copy
+     * {@link #prestage staged} shortly before) up to the engine's files, then the manifest is written,
+     * everything fsynced, and the directory renamed into {@code snapshots/} (the commit point). A
+     * prestage still running is cancelled first.
      */
     FileListSnapshotInfo take(TermIndex ti, long stamp, SnapshotWriter writer) throws IOException {
-        Path tmp = takeTmp().resolve(ti.getTerm() + "_" + ti.getIndex());
-        deleteTree(takeTmp());
-        Files.createDirectories(tmp);
-        writer.writeTo(tmp);
-        List<String> lines = new ArrayList<>();
-        lines.add(MAGIC);
-        lines.add("term " + ti.getTerm());
-        lines.add("index " + ti.getIndex());
-        lines.add("stamp " + stamp);
-        for (Path p : walk(tmp)) {
-            String rel = tmp.relativize(p).toString();
-            if (Files.isDirectory(p)) {
-                lines.add("dir " + rel);
-                DurableFiles.fsyncDirectory(p);
-            } else {
-                lines.add("file " + Files.size(p) + " " + crcOf(p) + " " + rel);
-                DurableFiles.fsync(p);
+        stopPrestage();
+        try {
+            Path stage = stageDir();
+            Files.createDirectories(stage);
+            long t0 = System.nanoTime();
+            writer.writeTo(stage);
+            long t1 = System.nanoTime();
+            Map<FileKey, String> crcs = new HashMap<>();
+            List<String> lines = new ArrayList<>();
+            lines.add(MAGIC);
+            lines.add("term " + ti.getTerm());
+            lines.add("index " + ti.getIndex());
+            lines.add("stamp " + stamp);
+            for (Path p : walk(stage)) {
+                String rel = stage.relativize(p).toString();
+                if (Files.isDirectory(p)) {
+                    lines.add("dir " + rel);
+                    DurableFiles.fsyncDirectory(p);
+                } else {
+                    lines.add("file " + Files.size(p) + " " + crcOfShared(p, crcs) + " " + rel);
+                    DurableFiles.fsync(p);
+                }
             }
+            linkedCrcs = crcs;
+            lines.add("end");
+            Path manifest = stage.resolve(MANIFEST);
+            Files.write(manifest, (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+            DurableFiles.fsync(manifest);
+            DurableFiles.fsyncDirectory(stage);
+            long t2 = System.nanoTime();
+            Path target = snapshotsDir().resolve(ti.getTerm() + "_" + ti.getIndex());
+            deleteTree(target); // a same-named leftover can only be an older attempt at the same index
+            Files.move(stage, target, StandardCopyOption.ATOMIC_MOVE);
+            DurableFiles.fsyncDirectory(snapshotsDir());
+            FileListSnapshotInfo info = verify(target);
+            latest.set(info);
+            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": snapshot " + ti + ": files brought up to date in "
+                    + (t1 - t0) / 1_000_000 + " ms, checksummed and forced in " + (t2 - t1) / 1_000_000 + " ms");
+            return info;
+        } finally {
+            stageLock.unlock();
         }
-        lines.add("end");
-        Path manifest = tmp.resolve(MANIFEST);
-        Files.write(manifest, (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
-        DurableFiles.fsync(manifest);
-        DurableFiles.fsyncDirectory(tmp);
-        Path target = snapshotsDir().resolve(tmp.getFileName());
-        deleteTree(target); // a same-named leftover can only be an older attempt at the same index
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-        DurableFiles.fsyncDirectory(snapshotsDir());
-        FileListSnapshotInfo info = verify(target);
-        latest.set(info);
-        return info;
     }
 
-    /** Writes an engine's state into an empty directory. */
+    /**
+     * Any thread, while the engine keeps applying: brings the staging directory close to the engine's
+     * current files (forced to disk), so the next {@link #take} on the apply thread writes and forces
+     * only what changed since. Skipped when a take or another prestage holds the directory; stops
+     * early when a take asks for it. The staged copy need not be consistent: {@code take} compares
+     * every block again.
+     */
+    void prestage(PrestageWriter writer) {
+        if (!stageLock.tryLock()) {
+            return;
+        }
+        try {
+            cancelPrestage = false;
+            long t0 = System.nanoTime();
+            DirMirror.Result r = writer.writeTo(stageDir(), () -> cancelPrestage);
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": snapshot staged (" + r.bytesWritten() / (1 << 20)
+                    + " MiB written) in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        } catch (CancellationException e) {
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": snapshot staging cancelled by a take");
+        } catch (IOException | RuntimeException e) { // the live files changed under it; take() starts over where needed
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": snapshot staging stopped: " + e);
+        } finally {
+            stageLock.unlock();
+        }
+    }
+
+    /** Cancels a running prestage and holds the staging directory (the caller unlocks {@code stageLock}). */
+    private void stopPrestage() {
+        cancelPrestage = true;
+        stageLock.lock();
+    }
+
+    private Path stageDir() {
+        return takeTmp().resolve("stage");
+    }
+
+    /** Stages an engine's files into a directory while it keeps applying; see {@link #prestage}. */
+    @FunctionalInterface
+    interface PrestageWriter {
+        DirMirror.Result writeTo(Path dir, java.util.function.BooleanSupplier cancelled) throws IOException;
+    }
+
+    /** Makes a directory (empty, or holding an older staged copy) an exact copy of an engine's state. */
     @FunctionalInterface
     interface SnapshotWriter {
         void writeTo(Path dir) throws IOException;
@@ -289,6 +359,29 @@ final class ShardSnapshots implements StateMachineStorage {
         try (Stream<Path> s = Files.walk(root)) {
             return s.filter(p -> !p.equals(root)).sorted().toList();
         }
+    }
+
+    /** A file by inode, size and modification time: what a CRC of a hard-linked, never rewritten file is cached under. */
+    private record FileKey(Object inode, long size, long modified) {
+    }
+
+    /**
+     * The CRC-32C of a snapshot file; for a file hard-linked from the engine (an immutable one, see
+     * {@code DirMirror}), taken from the previous take when inode, size and time are unchanged, so a
+     * snapshot does not re-read every closed cycle file. {@code seen} collects this take's entries.
+     */
+    private String crcOfShared(Path file, Map<FileKey, String> seen) throws IOException {
+        if ((int) Files.getAttribute(file, "unix:nlink") < 2) {
+            return crcOf(file);
+        }
+        BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+        FileKey key = new FileKey(a.fileKey(), a.size(), a.lastModifiedTime().toMillis());
+        String crc = linkedCrcs.get(key);
+        if (crc == null) {
+            crc = crcOf(file);
+        }
+        seen.put(key, crc);
+        return crc;
     }
 
     private static String crcOf(Path file) throws IOException {

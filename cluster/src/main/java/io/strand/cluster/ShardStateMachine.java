@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -70,10 +71,40 @@ final class ShardStateMachine extends BaseStateMachine {
     private final java.util.concurrent.ConcurrentSkipListMap<Long, CompletableFuture<Void>> commandWaiters =
             new java.util.concurrent.ConcurrentSkipListMap<>();
 
-    ShardStateMachine(int shard, ShardSnapshots snapshots, ShardEngineFactory factory) {
+    /** Applied entries between automatic snapshots (Ratis's trigger); the next one is staged half way. */
+    private final long snapshotEvery;
+    private final Executor stager;
+    /** Apply thread only: the index at which the next snapshot starts being staged in the background. */
+    private long stageAt = Long.MAX_VALUE;
+
+    ShardStateMachine(int shard, ShardSnapshots snapshots, ShardEngineFactory factory, long snapshotEvery, Executor stager) {
         this.shard = shard;
         this.snapshots = snapshots;
         this.factory = factory;
+        this.snapshotEvery = snapshotEvery;
+        this.stager = stager;
+    }
+
+    private void stageNextAfter(long snapshotIndex) {
+        stageAt = Math.max(0, snapshotIndex) + Math.max(1, snapshotEvery / 2);
+    }
+
+    /**
+     * Snapshots are taken on this (the apply) thread, so their length stalls the shard's writes: the
+     * files are staged on the node's stager thread first, and the snapshot then writes only what
+     * changed since ({@link ShardSnapshots#prestage}).
+     */
+    private void maybeStage(long index) {
+        if (index < stageAt) {
+            return;
+        }
+        stageAt = Long.MAX_VALUE;
+        ShardEngine current = engine;
+        try {
+            stager.execute(() -> snapshots.prestage(current::prestageTo));
+        } catch (java.util.concurrent.RejectedExecutionException e) { // the node is closing
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": no snapshot staging while closing");
+        }
     }
 
     @Override
@@ -92,6 +123,7 @@ final class ShardStateMachine extends BaseStateMachine {
         newestStamp.accumulateAndGet(shardClock, Math::max);
         setLastAppliedTermIndex(latest == null ? TermIndex.INITIAL_VALUE : latest.getTermIndex());
         commandApplied(latest == null ? -1 : latest.getIndex());
+        stageNextAfter(latest == null ? 0 : latest.getIndex());
         LOG.log(System.Logger.Level.INFO, "shard " + shard + ": engine opened from "
                 + (latest == null ? "an empty directory" : "snapshot " + latest.getTermIndex())
                 + "; Ratis replays the log after it");
@@ -123,6 +155,7 @@ final class ShardStateMachine extends BaseStateMachine {
             return CompletableFuture.failedFuture(new IOException("shard " + shard + " replica on " + getId()
                     + " stopped after an engine failure; entry " + ti + " not applied", failure.get()));
         }
+        maybeStage(ti.getIndex());
         ShardEntry.Decoded decoded = ShardEntry.decode(entry.getStateMachineLogEntry().getLogData());
         long clock = Math.max(decoded.stampedAtMillis(), shardClock);
         shardClock = clock;
@@ -247,6 +280,7 @@ final class ShardStateMachine extends BaseStateMachine {
             ShardEngine current = engine;
             long started = System.nanoTime();
             snapshots.take(ti, shardClock, current::snapshotTo);
+            stageNextAfter(ti.getIndex());
             LOG.log(System.Logger.Level.INFO, "shard " + shard + " on " + getId() + ": snapshot " + ti + " taken in "
                     + (System.nanoTime() - started) / 1_000_000 + " ms");
         }

@@ -106,7 +106,7 @@ final class LedgerEngine implements ShardEngine {
     @Override
     public synchronized void snapshotTo(Path dir) throws IOException {
         out.flush();
-        Files.copy(file, dir.resolve(FILE));
+        Files.copy(file, dir.resolve(FILE), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.createDirectories(dir.resolve("empty-dir-kept"));
     }
 

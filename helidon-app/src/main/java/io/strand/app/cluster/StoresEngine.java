@@ -4,17 +4,14 @@ import io.strand.app.auth.Principal;
 import io.strand.app.stores.LocalWrites;
 import io.strand.app.stores.Stores;
 import io.strand.cluster.ShardEngine;
+import io.strand.core.DirMirror;
 import io.strand.core.StrandException;
 import io.strand.docstore.DocStore;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
 
 /**
  * One shard replica's {@link Stores}, applying committed commands ({@link ShardCommands}) through
@@ -29,6 +26,7 @@ import java.util.concurrent.CompletionException;
  * replica's state machine rather than let it diverge.
  */
 final class StoresEngine implements ShardEngine {
+    private static final System.Logger LOG = System.getLogger("strand.cluster");
     private final Stores stores;
     private final LocalWrites writes;
     /** Runs before the stores close, so what reads them lets go first. */
@@ -80,17 +78,62 @@ final class StoresEngine implements ShardEngine {
 
     /**
      * Waits for every applied command, writes the doc store's compact snapshot ({@code docs.snapshot},
-     * every doc, after which the journal holds nothing older), then copies the store files into
-     * {@code dir} except the doc map view, its checkpoint and lock. The map file is sized by doc
-     * capacity, not content (173 MB at the default 200,000 docs, for a shard with no doc at all), so
-     * copying it made every snapshot, and every install sent to a follower, that big; the stores
-     * opened over the copy rebuild the map from the doc snapshot and the journal.
+     * every doc, after which the journal holds nothing older), then makes {@code dir} a copy of the
+     * store files ({@link DirMirror}: only blocks that differ from the copy staged by
+     * {@link #prestageTo} are written) except the doc map view, its checkpoint and lock. The map file is
+     * sized by doc capacity, not content (173 MB at the default 200,000 docs, for a shard with no doc at
+     * all), so copying it made every snapshot, and every install sent to a follower, that big; the
+     * stores opened over the copy rebuild the map from the doc snapshot and the journal.
      */
     @Override
     public void snapshotTo(Path dir) throws IOException {
         applied.join();
         stores.docs().snapshotNow();
-        copyTree(stores.dir(), dir);
+        DirMirror.Result r = DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, false, new ClosedCycleFiles(), () -> false);
+        LOG.log(System.Logger.Level.INFO, "snapshot of " + stores.dir() + ": " + r.files() + " files compared ("
+                + r.bytesRead() / (1 << 20) + " MiB read, " + r.bytesWritten() / (1 << 20) + " MiB written), " + r.linked()
+                + " closed cycle files linked");
+    }
+
+    /** Stages the store files while applies go on (read by this background thread, written by the apply thread). */
+    @Override
+    public DirMirror.Result prestageTo(Path dir, BooleanSupplier cancelled) throws IOException {
+        long t0 = System.nanoTime();
+        DirMirror.Result r = DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, true, new ClosedCycleFiles(), cancelled);
+        LOG.log(System.Logger.Level.INFO, "snapshot of " + stores.dir() + " staged in " + (System.nanoTime() - t0) / 1_000_000
+                + " ms (" + r.bytesWritten() / (1 << 20) + " MiB written)");
+        return r;
+    }
+
+    /**
+     * Chronicle cycle files ({@code .cq4}: log queues and the doc journal) older than the newest one in
+     * their queue directory: the appender wrote their end-of-file marker (and trimmed them) when it
+     * moved to the next cycle, inside one append, and never writes to them again, so a snapshot
+     * hard-links them. Only the newest cycle file of each queue is compared and copied. Asked for one
+     * mirror pass (it caches each directory's newest file); with no append running, as in
+     * {@link #snapshotTo}, the answer is exact.
+     */
+    private static final class ClosedCycleFiles implements java.util.function.Predicate<Path> {
+        private static final String SUFFIX = ".cq4";
+        private final java.util.Map<Path, String> newest = new java.util.HashMap<>();
+
+        @Override
+        public boolean test(Path file) {
+            String name = file.getFileName().toString();
+            if (!name.endsWith(SUFFIX)) {
+                return false;
+            }
+            String last = newest.computeIfAbsent(file.getParent(), ClosedCycleFiles::newestIn);
+            return last != null && name.compareTo(last) < 0;
+        }
+
+        private static String newestIn(Path dir) {
+            try (java.util.stream.Stream<Path> s = java.nio.file.Files.list(dir)) {
+                return s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SUFFIX)).max(String::compareTo).orElse(null);
+            } catch (IOException e) {
+                return null; // then nothing in it is treated as closed
+            }
+        }
     }
 
     /** The files of a doc store that {@link #snapshotTo} leaves out: derived from the rest, or per process. */
@@ -98,25 +141,6 @@ final class StoresEngine implements ShardEngine {
         String name = relative.getFileName().toString();
         return relative.getNameCount() == 2 && relative.getName(0).toString().equals("docs")
                 && (name.equals(DocStore.MAP_FILE) || name.equals(DocStore.CHECKPOINT_FILE) || name.equals(DocStore.LOCK_FILE));
-    }
-
-    static void copyTree(Path from, Path to) throws IOException {
-        Files.walkFileTree(from, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
-                Files.createDirectories(to.resolve(from.relativize(d).toString()));
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
-                if (derived(from.relativize(f))) {
-                    return FileVisitResult.CONTINUE;
-                }
-                Files.copy(f, to.resolve(from.relativize(f).toString()), StandardCopyOption.REPLACE_EXISTING);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 
     /** Tells {@code beforeClose} (subscriptions on these stores end), then closes the stores. */
