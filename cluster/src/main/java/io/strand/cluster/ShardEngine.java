@@ -25,8 +25,10 @@ public interface ShardEngine extends AutoCloseable {
      * Called on the apply thread with no apply in progress: wait for every applied command's effects to
      * be in the engine's files, then make {@code dir} a consistent, self-contained copy of the state.
      * {@code dir} is empty or holds an older copy from {@link #prestageTo}, which may be reused.
+     *
+     * @return what was compared, written and linked (for the snapshot's log line)
      */
-    void snapshotTo(Path dir) throws IOException;
+    DirMirror.Result snapshotTo(Path dir) throws IOException;
 
     /**
      * Called on a background thread while applies go on, shortly before a snapshot is due: brings

@@ -167,12 +167,13 @@ final class ShardSnapshots implements StateMachineStorage {
      * prestage still running is cancelled first.
      */
     FileListSnapshotInfo take(TermIndex ti, long stamp, SnapshotWriter writer) throws IOException {
+        long started = System.nanoTime();
         stopPrestage();
         try {
             Path stage = stageDir();
             Files.createDirectories(stage);
             long t0 = System.nanoTime();
-            writer.writeTo(stage);
+            DirMirror.Result r = writer.writeTo(stage);
             long t1 = System.nanoTime();
             Map<FileKey, String> crcs = new HashMap<>();
             List<String> lines = new ArrayList<>();
@@ -203,8 +204,11 @@ final class ShardSnapshots implements StateMachineStorage {
             DurableFiles.fsyncDirectory(snapshotsDir());
             FileListSnapshotInfo info = verify(target);
             latest.set(info);
-            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": snapshot " + ti + ": files brought up to date in "
-                    + (t1 - t0) / 1_000_000 + " ms, checksummed and forced in " + (t2 - t1) / 1_000_000 + " ms");
+            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": snapshot " + ti + " taken in "
+                    + (System.nanoTime() - started) / 1_000_000 + " ms: " + r.files() + " files compared ("
+                    + r.bytesRead() / (1 << 20) + " MiB read, " + r.bytesWritten() / (1 << 20) + " MiB written) in "
+                    + (t1 - t0) / 1_000_000 + " ms, " + r.linked() + " closed cycle files linked, checksummed and forced in "
+                    + (t2 - t1) / 1_000_000 + " ms"); // the shard's writes waited for all of it
             return info;
         } finally {
             stageLock.unlock();
@@ -223,10 +227,9 @@ final class ShardSnapshots implements StateMachineStorage {
             return;
         }
         try {
-            cancelPrestage = false;
             long t0 = System.nanoTime();
             DirMirror.Result r = writer.writeTo(stageDir(), () -> cancelPrestage);
-            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": snapshot staged (" + r.bytesWritten() / (1 << 20)
+            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": next snapshot staged (" + r.bytesWritten() / (1 << 20)
                     + " MiB written) in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         } catch (CancellationException e) {
             LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": snapshot staging cancelled by a take");
@@ -237,10 +240,15 @@ final class ShardSnapshots implements StateMachineStorage {
         }
     }
 
-    /** Cancels a running prestage and holds the staging directory (the caller unlocks {@code stageLock}). */
+    /**
+     * Cancels a running prestage and holds the staging directory (the caller unlocks {@code stageLock}).
+     * The flag is cleared only once the lock is held, so a prestage that took the lock just before
+     * still sees it and stops at its next block.
+     */
     private void stopPrestage() {
         cancelPrestage = true;
         stageLock.lock();
+        cancelPrestage = false;
     }
 
     private Path stageDir() {
@@ -256,7 +264,7 @@ final class ShardSnapshots implements StateMachineStorage {
     /** Makes a directory (empty, or holding an older staged copy) an exact copy of an engine's state. */
     @FunctionalInterface
     interface SnapshotWriter {
-        void writeTo(Path dir) throws IOException;
+        DirMirror.Result writeTo(Path dir) throws IOException;
     }
 
     /**

@@ -278,11 +278,8 @@ final class ShardStateMachine extends BaseStateMachine {
         }
         synchronized (snapshotLock) {
             ShardEngine current = engine;
-            long started = System.nanoTime();
             snapshots.take(ti, shardClock, current::snapshotTo);
             stageNextAfter(ti.getIndex());
-            LOG.log(System.Logger.Level.INFO, "shard " + shard + " on " + getId() + ": snapshot " + ti + " taken in "
-                    + (System.nanoTime() - started) / 1_000_000 + " ms");
         }
         return ti.getIndex();
     }

@@ -104,10 +104,11 @@ final class LedgerEngine implements ShardEngine {
     }
 
     @Override
-    public synchronized void snapshotTo(Path dir) throws IOException {
+    public synchronized io.strand.core.DirMirror.Result snapshotTo(Path dir) throws IOException {
         out.flush();
         Files.copy(file, dir.resolve(FILE), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.createDirectories(dir.resolve("empty-dir-kept"));
+        return new io.strand.core.DirMirror.Result(1, Files.size(file), Files.size(file), 0);
     }
 
     synchronized int count() {

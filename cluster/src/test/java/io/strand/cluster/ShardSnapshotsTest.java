@@ -48,7 +48,11 @@ class ShardSnapshotsTest {
         AtomicLong written = new AtomicLong();
 
         FileListSnapshotInfo info = snapshots.take(TermIndex.valueOf(2, 40), 7L,
-                dir -> written.set(DirMirror.mirror(live, dir, rel -> false, false, () -> false).bytesWritten()));
+                dir -> {
+                    DirMirror.Result r = DirMirror.mirror(live, dir, rel -> false, false, () -> false);
+                    written.set(r.bytesWritten());
+                    return r;
+                });
 
         Path taken = tmp.resolve("shard/snapshots/2_40");
         assertEquals(40, info.getIndex());
@@ -57,5 +61,35 @@ class ShardSnapshotsTest {
         assertFalse(Files.exists(taken.resolve("logs/a/state.json")), "a file removed after staging is not in the snapshot");
         assertEquals(DirMirror.BLOCK + 500 + 2, written.get(), "only the changed block, the tail and the new file are written");
         assertEquals(info.getTermIndex(), snapshots.reload().getTermIndex(), "the snapshot verifies against its manifest");
+    }
+
+    @Test
+    void aTakeShouldCancelAStagingThatIsStillRunningAndNotWaitForItToFinish() throws Exception {
+        Path live = tmp.resolve("live");
+        Files.createDirectories(live);
+        Files.write(live.resolve("f"), random(2, 1000));
+        ShardSnapshots snapshots = new ShardSnapshots(0, tmp.resolve("shard"));
+        snapshots.init(null);
+        snapshots.reload();
+        java.util.concurrent.CountDownLatch staging = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean sawCancel = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread stager = new Thread(() -> snapshots.prestage((dir, cancelled) -> {
+            staging.countDown();
+            while (!cancelled.getAsBoolean()) { // a staging far from done: it only ends when cancelled
+                Thread.onSpinWait();
+            }
+            sawCancel.set(true);
+            throw new java.util.concurrent.CancellationException();
+        }));
+        stager.start();
+        staging.await();
+
+        FileListSnapshotInfo info = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+                () -> snapshots.take(TermIndex.valueOf(1, 5), 1L, dir -> DirMirror.mirror(live, dir, rel -> false, false, () -> false)));
+
+        stager.join();
+        assertTrue(sawCancel.get());
+        assertEquals(5, info.getIndex());
+        assertArrayEquals(Files.readAllBytes(live.resolve("f")), Files.readAllBytes(tmp.resolve("shard/snapshots/1_5/f")));
     }
 }

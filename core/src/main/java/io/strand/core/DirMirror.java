@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
@@ -183,7 +182,7 @@ public final class DirMirror {
         try (Stream<Path> s = Files.walk(root)) {
             return s.filter(p -> !p.equals(root)).sorted().toList();
         } catch (java.io.UncheckedIOException e) {
-            throw e.getCause() instanceof NoSuchFileException n ? n : e.getCause();
+            throw e.getCause();
         }
     }
 

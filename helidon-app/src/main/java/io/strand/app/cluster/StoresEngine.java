@@ -26,7 +26,6 @@ import java.util.function.BooleanSupplier;
  * replica's state machine rather than let it diverge.
  */
 final class StoresEngine implements ShardEngine {
-    private static final System.Logger LOG = System.getLogger("strand.cluster");
     private final Stores stores;
     private final LocalWrites writes;
     /** Runs before the stores close, so what reads them lets go first. */
@@ -86,23 +85,16 @@ final class StoresEngine implements ShardEngine {
      * stores opened over the copy rebuild the map from the doc snapshot and the journal.
      */
     @Override
-    public void snapshotTo(Path dir) throws IOException {
+    public DirMirror.Result snapshotTo(Path dir) throws IOException {
         applied.join();
         stores.docs().snapshotNow();
-        DirMirror.Result r = DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, false, new ClosedCycleFiles(), () -> false);
-        LOG.log(System.Logger.Level.INFO, "snapshot of " + stores.dir() + ": " + r.files() + " files compared ("
-                + r.bytesRead() / (1 << 20) + " MiB read, " + r.bytesWritten() / (1 << 20) + " MiB written), " + r.linked()
-                + " closed cycle files linked");
+        return DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, false, new ClosedCycleFiles(), () -> false);
     }
 
     /** Stages the store files while applies go on (read by this background thread, written by the apply thread). */
     @Override
     public DirMirror.Result prestageTo(Path dir, BooleanSupplier cancelled) throws IOException {
-        long t0 = System.nanoTime();
-        DirMirror.Result r = DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, true, new ClosedCycleFiles(), cancelled);
-        LOG.log(System.Logger.Level.INFO, "snapshot of " + stores.dir() + " staged in " + (System.nanoTime() - t0) / 1_000_000
-                + " ms (" + r.bytesWritten() / (1 << 20) + " MiB written)");
-        return r;
+        return DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, true, new ClosedCycleFiles(), cancelled);
     }
 
     /**
