@@ -40,6 +40,8 @@ import java.util.zip.CRC32C;
  *                        {@code 503 unavailable} (default 4.5 s, under the 5 s SPEC §13 promises)
  * @param snapshotEvery   applied entries between automatic snapshots of a shard (default 10,000); the Raft
  *                        log is purged up to each snapshot
+ * @param snapshotDefer   a due snapshot waits, up to this many intervals (default 10), until the Raft log
+ *                        written since the last one is as large as the copy it costs ({@link SnapshotPolicy})
  * @param snapshotOnStop  take a snapshot when a shard replica stops cleanly (default true: faster restart)
  * @param electionTimeout minimum Raft election timeout; the maximum is twice it (Ratis default 150 ms)
  * @param segmentSizeMax  Raft log segment size in bytes (default 8 MiB: purging works per closed segment)
@@ -48,11 +50,13 @@ import java.util.zip.CRC32C;
  *                        its storage does not have them yet (first start, or an emptied data directory)
  */
 public record ClusterSpec(String nodeId, List<Member> members, int shards, int replicas, Path dataDir,
-                          Duration requestTimeout, long snapshotEvery, boolean snapshotOnStop,
+                          Duration requestTimeout, long snapshotEvery, int snapshotDefer, boolean snapshotOnStop,
                           Duration electionTimeout, long segmentSizeMax, boolean joining) {
     public static final int DEFAULT_REPLICAS = 3;
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMillis(4_500);
     public static final long DEFAULT_SNAPSHOT_EVERY = 10_000;
+    /** See {@link SnapshotPolicy}: a snapshot may wait up to this many intervals for the log to outgrow its copy. */
+    public static final int DEFAULT_SNAPSHOT_DEFER = 10;
     public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(150);
     public static final long DEFAULT_SEGMENT_SIZE_MAX = 8L << 20;
     /** Ratis peer priority of a shard's preferred leader; the other replicas have 0. */
@@ -138,6 +142,9 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
         if (snapshotEvery < 1) {
             throw new IllegalArgumentException("snapshotEvery must be positive, not " + snapshotEvery);
         }
+        if (snapshotDefer < 1) {
+            throw new IllegalArgumentException("snapshotDefer must be positive, not " + snapshotDefer);
+        }
         electionTimeout = electionTimeout == null ? DEFAULT_ELECTION_TIMEOUT : electionTimeout;
         if (electionTimeout.toMillis() < 50) {
             throw new IllegalArgumentException("electionTimeout must be at least 50 ms, not " + electionTimeout);
@@ -150,7 +157,7 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
     /** A spec with the defaults: 3 replicas, 4.5 s request bound, a snapshot every 10,000 entries. */
     public static ClusterSpec of(String nodeId, String clusterList, int shards, Path dataDir) {
         return new ClusterSpec(nodeId, parseMembers(clusterList), shards, DEFAULT_REPLICAS, dataDir,
-                DEFAULT_REQUEST_TIMEOUT, DEFAULT_SNAPSHOT_EVERY, true, DEFAULT_ELECTION_TIMEOUT,
+                DEFAULT_REQUEST_TIMEOUT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_DEFER, true, DEFAULT_ELECTION_TIMEOUT,
                 DEFAULT_SEGMENT_SIZE_MAX, false);
     }
 
@@ -166,28 +173,34 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
     }
 
     public ClusterSpec withReplicas(int r) {
-        return new ClusterSpec(nodeId, members, shards, r, dataDir, requestTimeout, snapshotEvery, snapshotOnStop,
+        return new ClusterSpec(nodeId, members, shards, r, dataDir, requestTimeout, snapshotEvery, snapshotDefer, snapshotOnStop,
                 electionTimeout, segmentSizeMax, joining);
     }
 
     public ClusterSpec withSnapshotEvery(long entries, boolean onStop) {
-        return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, entries, onStop,
+        return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, entries, snapshotDefer, onStop,
                 electionTimeout, segmentSizeMax, joining);
     }
 
+    /** @param intervals how many snapshot intervals a snapshot may wait for the log to outgrow its copy (1: never waits) */
+    public ClusterSpec withSnapshotDefer(int intervals) {
+        return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, snapshotEvery, intervals,
+                snapshotOnStop, electionTimeout, segmentSizeMax, joining);
+    }
+
     public ClusterSpec withRequestTimeout(Duration timeout) {
-        return new ClusterSpec(nodeId, members, shards, replicas, dataDir, timeout, snapshotEvery, snapshotOnStop,
+        return new ClusterSpec(nodeId, members, shards, replicas, dataDir, timeout, snapshotEvery, snapshotDefer, snapshotOnStop,
                 electionTimeout, segmentSizeMax, joining);
     }
 
     public ClusterSpec withSegmentSizeMax(long bytes) {
         return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, snapshotEvery,
-                snapshotOnStop, electionTimeout, bytes, joining);
+                snapshotDefer, snapshotOnStop, electionTimeout, bytes, joining);
     }
 
     /** The same cluster seen from another node (tests start every node from one spec). */
     public ClusterSpec forNode(String id, Path data) {
-        return new ClusterSpec(id, members, shards, replicas, data, requestTimeout, snapshotEvery, snapshotOnStop,
+        return new ClusterSpec(id, members, shards, replicas, data, requestTimeout, snapshotEvery, snapshotDefer, snapshotOnStop,
                 electionTimeout, segmentSizeMax, joining);
     }
 
@@ -197,7 +210,7 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
         with.removeIf(m -> m.id().equals(self.id()));
         with.add(self);
         return new ClusterSpec(self.id(), with, shards, replicas, data, requestTimeout, snapshotEvery,
-                snapshotOnStop, electionTimeout, segmentSizeMax, true);
+                snapshotDefer, snapshotOnStop, electionTimeout, segmentSizeMax, true);
     }
 
     /** Replicas per shard in effect: {@code min(replicas, members)}. */

@@ -119,7 +119,8 @@ public final class RaftNode implements AutoCloseable {
             throw new IllegalArgumentException("group " + groupId + " is not a shard of this cluster ("
                     + spec.shards() + " shards)");
         }
-        ShardStateMachine sm = new ShardStateMachine(k, new ShardSnapshots(k, spec.shardDir(k)), factory, spec.snapshotEvery(),
+        ShardStateMachine sm = new ShardStateMachine(k, new ShardSnapshots(k, spec.shardDir(k)), factory,
+                new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer()),
                 snapshotStager);
         machines.put(k, sm);
         return sm;
@@ -330,6 +331,11 @@ public final class RaftNode implements AutoCloseable {
 
     Optional<ShardStateMachine> machine(int shard) {
         return Optional.ofNullable(machines.get(shard));
+    }
+
+    /** Whether the local replica asked for a snapshot that is not taken yet. */
+    boolean snapshotPending(int shard) {
+        return machine(shard).map(ShardStateMachine::snapshotPending).orElse(false);
     }
 
     /** Newest snapshot index of the local replica, -1 without one. */

@@ -28,9 +28,10 @@ import org.apache.ratis.util.TimeDuration;
  *       defaults, set explicitly): an entry is fsynced in a majority's Raft log before it is acked.</li>
  *   <li>{@code raft.server.read.option} LINEARIZABLE: read barriers use ReadIndex, so a follower (or a
  *       deposed leader under a partition) never answers from stale state.</li>
- *   <li>{@code raft.server.snapshot.auto.trigger.*}: on, every {@link ClusterSpec#snapshotEvery()} applied
- *       entries, {@code retention.file.num} 2; {@code raft.server.log.purge.upto.snapshot.index} true and
- *       {@code purge.gap} = the snapshot interval, so the log is purged behind every snapshot and disk
+ *   <li>{@code raft.server.snapshot.auto.trigger.*}: on, every {@link SnapshotPolicy#ratisThreshold()}
+ *       applied entries, the backstop of the state machine's own requests ({@link SnapshotPolicy}),
+ *       {@code retention.file.num} 2; {@code raft.server.log.purge.upto.snapshot.index} true and
+ *       {@code purge.gap} = the snapshot interval (at most 1,024 entries), so the log is purged behind every snapshot and disk
  *       stays bounded (a follower that needs purged entries gets the snapshot installed instead).</li>
  *   <li>{@code raft.server.log.segment.size.max}: {@link ClusterSpec#segmentSizeMax()} (purging drops
  *       whole closed segments, so smaller segments keep less log behind the snapshot).</li>
@@ -41,6 +42,8 @@ import org.apache.ratis.util.TimeDuration;
  */
 final class RatisConfig {
     private static final SizeInBytes ENTRY_LIMIT = SizeInBytes.valueOf(2L << 20);
+    /** A snapshot due by log bytes ({@link SnapshotPolicy#MAX_LOG_BYTES}) may come before the entry interval. */
+    private static final int PURGE_GAP_MAX = 1024;
     private static final SizeInBytes WRITE_BUFFER = SizeInBytes.valueOf((2L << 20) + (64 << 10));
 
     private RatisConfig() {
@@ -62,11 +65,11 @@ final class RatisConfig {
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, ENTRY_LIMIT);
         RaftServerConfigKeys.Log.setWriteBufferSize(p, WRITE_BUFFER);
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(Integer.MAX_VALUE, spec.snapshotEvery()));
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(PURGE_GAP_MAX, spec.snapshotEvery()));
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
 
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, spec.snapshotEvery());
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer()).ratisThreshold());
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, ShardSnapshots.RETAINED);
         RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, spec.snapshotOnStop());
 

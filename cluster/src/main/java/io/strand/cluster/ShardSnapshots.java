@@ -75,6 +75,8 @@ final class ShardSnapshots implements StateMachineStorage {
     /** Held by whoever writes the staging directory: {@link #take}, {@link #prestage}, {@link #reload}. */
     private final ReentrantLock stageLock = new ReentrantLock();
     private volatile boolean cancelPrestage;
+    /** Bytes the last {@link #take} compared and copied (its open files); 0 before the first. */
+    private volatile long lastCopyBytes;
     /** CRCs of the hard-linked files of the last take (guarded by {@code stageLock}). */
     private Map<FileKey, String> linkedCrcs = Map.of();
 
@@ -175,6 +177,7 @@ final class ShardSnapshots implements StateMachineStorage {
             long t0 = System.nanoTime();
             DirMirror.Result r = writer.writeTo(stage);
             long t1 = System.nanoTime();
+            lastCopyBytes = r.bytesRead();
             Map<FileKey, String> crcs = new HashMap<>();
             List<String> lines = new ArrayList<>();
             lines.add(MAGIC);
@@ -213,6 +216,11 @@ final class ShardSnapshots implements StateMachineStorage {
         } finally {
             stageLock.unlock();
         }
+    }
+
+    /** What the last snapshot cost: the bytes it compared and copied (0 before this replica took one). */
+    long lastCopyBytes() {
+        return lastCopyBytes;
     }
 
     /**

@@ -9,7 +9,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -53,6 +55,7 @@ import org.apache.ratis.util.LifeCycle;
  */
 final class ShardStateMachine extends BaseStateMachine {
     private static final System.Logger LOG = System.getLogger("strand.cluster");
+    private static final long SNAPSHOT_REQUEST_TIMEOUT_MS = 600_000;
 
     private final int shard;
     private final ShardSnapshots snapshots;
@@ -71,22 +74,61 @@ final class ShardStateMachine extends BaseStateMachine {
     private final java.util.concurrent.ConcurrentSkipListMap<Long, CompletableFuture<Void>> commandWaiters =
             new java.util.concurrent.ConcurrentSkipListMap<>();
 
-    /** Applied entries between automatic snapshots (Ratis's trigger); the next one is staged half way. */
-    private final long snapshotEvery;
+    /** When the next snapshot is due; Ratis's own entry-count trigger is only its backstop. */
+    private final SnapshotPolicy policy;
     private final Executor stager;
-    /** Apply thread only: the index at which the next snapshot starts being staged in the background. */
-    private long stageAt = Long.MAX_VALUE;
+    /** Apply thread only: entries applied since the last snapshot, their Raft log bytes, and whether staged. */
+    private long entriesSince;
+    private long logBytesSince;
+    private boolean staged;
+    /** A snapshot request is with Ratis (set on the apply thread, cleared by the snapshot or a failed request). */
+    private final java.util.concurrent.atomic.AtomicBoolean snapshotRequested = new java.util.concurrent.atomic.AtomicBoolean();
 
-    ShardStateMachine(int shard, ShardSnapshots snapshots, ShardEngineFactory factory, long snapshotEvery, Executor stager) {
+    ShardStateMachine(int shard, ShardSnapshots snapshots, ShardEngineFactory factory, SnapshotPolicy policy, Executor stager) {
         this.shard = shard;
         this.snapshots = snapshots;
         this.factory = factory;
-        this.snapshotEvery = snapshotEvery;
+        this.policy = policy;
         this.stager = stager;
     }
 
-    private void stageNextAfter(long snapshotIndex) {
-        stageAt = Math.max(0, snapshotIndex) + Math.max(1, snapshotEvery / 2);
+    private void snapshotTaken() {
+        entriesSince = 0;
+        logBytesSince = 0;
+        staged = false;
+        snapshotRequested.set(false);
+    }
+
+    /** Apply thread: counts the entry, starts staging half way to the next snapshot, asks Ratis for it when due. */
+    private void countForSnapshot(LogEntryProto entry) {
+        entriesSince++;
+        logBytesSince += entry.getSerializedSize();
+        long copy = snapshots.lastCopyBytes();
+        if (!staged && policy.stageDue(entriesSince, logBytesSince, copy)) {
+            staged = true;
+            stageNext();
+        }
+        if (policy.due(entriesSince, logBytesSince, copy) && snapshotRequested.compareAndSet(false, true)) {
+            requestSnapshot();
+        }
+    }
+
+    /**
+     * Asks Ratis to take a snapshot at its next apply loop (it calls {@link #takeSnapshot} on this
+     * thread, then purges the log behind it), as its own trigger does but decided by {@link #policy}.
+     */
+    private void requestSnapshot() {
+        // The gap: when Ratis's own trigger took a snapshot meanwhile, this request takes none.
+        long gap = Math.max(1, entriesSince);
+        getServer().thenCompose(server -> server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(
+                        ClientId.randomId(), getId(), getGroupId(), 0, SNAPSHOT_REQUEST_TIMEOUT_MS, gap)))
+                .whenComplete((reply, e) -> {
+                    snapshotRequested.set(false); // taken, or not needed, or failed: the next due entry asks again
+                    if (e != null || !reply.isSuccess()) {
+                        LOG.log(System.Logger.Level.WARNING, "shard " + shard + ": snapshot request failed: "
+                                + (e != null ? e : reply.getException()));
+                    }
+                });
     }
 
     /**
@@ -94,11 +136,7 @@ final class ShardStateMachine extends BaseStateMachine {
      * files are staged on the node's stager thread first, and the snapshot then writes only what
      * changed since ({@link ShardSnapshots#prestage}).
      */
-    private void maybeStage(long index) {
-        if (index < stageAt) {
-            return;
-        }
-        stageAt = Long.MAX_VALUE;
+    private void stageNext() {
         ShardEngine current = engine;
         try {
             stager.execute(() -> snapshots.prestage(current::prestageTo));
@@ -123,7 +161,7 @@ final class ShardStateMachine extends BaseStateMachine {
         newestStamp.accumulateAndGet(shardClock, Math::max);
         setLastAppliedTermIndex(latest == null ? TermIndex.INITIAL_VALUE : latest.getTermIndex());
         commandApplied(latest == null ? -1 : latest.getIndex());
-        stageNextAfter(latest == null ? 0 : latest.getIndex());
+        snapshotTaken();
         LOG.log(System.Logger.Level.INFO, "shard " + shard + ": engine opened from "
                 + (latest == null ? "an empty directory" : "snapshot " + latest.getTermIndex())
                 + "; Ratis replays the log after it");
@@ -155,7 +193,7 @@ final class ShardStateMachine extends BaseStateMachine {
             return CompletableFuture.failedFuture(new IOException("shard " + shard + " replica on " + getId()
                     + " stopped after an engine failure; entry " + ti + " not applied", failure.get()));
         }
-        maybeStage(ti.getIndex());
+        countForSnapshot(entry);
         ShardEntry.Decoded decoded = ShardEntry.decode(entry.getStateMachineLogEntry().getLogData());
         long clock = Math.max(decoded.stampedAtMillis(), shardClock);
         shardClock = clock;
@@ -238,6 +276,11 @@ final class ShardStateMachine extends BaseStateMachine {
         stopper.start();
     }
 
+    /** A snapshot this replica asked Ratis for is not taken yet. */
+    boolean snapshotPending() {
+        return snapshotRequested.get();
+    }
+
     /** The engine failure that stopped this replica, if any. */
     Throwable failure() {
         return failure.get();
@@ -279,7 +322,7 @@ final class ShardStateMachine extends BaseStateMachine {
         synchronized (snapshotLock) {
             ShardEngine current = engine;
             snapshots.take(ti, shardClock, current::snapshotTo);
-            stageNextAfter(ti.getIndex());
+            snapshotTaken();
         }
         return ti.getIndex();
     }

@@ -53,7 +53,7 @@ class ClusterRecoveryTest {
 
     @Test
     void wipedFollowerShouldCatchUpBySnapshotInstallAndThenHoldIdenticalState() throws Exception {
-        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, true).withSegmentSizeMax(64 * 1024));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, true).withSnapshotDefer(1).withSegmentSizeMax(64 * 1024));
         writeRounds(cluster.node("n1"), "warm", 10, 16);
         cluster.killAndWipe("n3");
         writeRounds(cluster.node("n1"), "while-away", 30, 4_000); // 120 KB per shard: segments roll and get purged
@@ -78,16 +78,54 @@ class ClusterRecoveryTest {
         }
     }
 
+    /**
+     * {@link SnapshotPolicy}: the first snapshot comes at the entry interval (nothing copied yet); the
+     * next waits until the log written since is as large as that snapshot's copy, far past the interval
+     * and far before Ratis's own trigger (interval × defer), and it is taken by the state machine's
+     * request, since Ratis's trigger cannot have fired.
+     */
+    @Test
+    void aSnapshotShouldWaitForTheLogToOutgrowItsCopyButNotForRatissOwnTrigger() throws Exception {
+        int every = 10;
+        int defer = 1_000; // Ratis's trigger at 10,000 entries
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(every, false).withSnapshotDefer(defer));
+        RaftNode n1 = cluster.node("n1");
+        String big = "x".repeat(4_000);
+        int sent = 0;
+        while (n1.snapshotIndex(0) < 0) { // ~40 KB into the engine's file, which each snapshot copies
+            byte[] c = command("big/" + sent++ + "/" + big);
+            counterOf(TestCluster.submitUntilAck(n1, 0, c, WAIT), c);
+            assertTrue(sent < every * 3, "no snapshot after " + sent + " entries (interval " + every + ")");
+        }
+        long first = n1.snapshotIndex(0);
+        long applied = n1.division(0).orElseThrow().getInfo().getLastAppliedIndex();
+        while (n1.snapshotIndex(0) == first) { // small entries: the log must outgrow the copy first
+            byte[] c = command("small/" + sent++);
+            counterOf(TestCluster.submitUntilAck(n1, 0, c, WAIT), c);
+            assertTrue(sent < 2_000, "no second snapshot after " + sent + " entries");
+        }
+        long second = n1.snapshotIndex(0);
+        System.out.printf("snapshots at index %d and %d (interval %d, Ratis trigger %d)%n", first, second, every, every * defer);
+        assertTrue(second - applied > every * 10, "the second snapshot waited for the log to outgrow the copy: "
+                + first + " then " + second);
+        assertTrue(second < (long) every * defer, "taken on the state machine's request, not Ratis's trigger: " + second);
+    }
+
     @Test
     void restartShouldNotApplyTwiceWhenTheLiveDirIsAheadOfTheSnapshot() throws Exception {
-        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, false));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, false).withSnapshotDefer(1));
         writeRounds(cluster.node("n1"), "a", 25, 16);
         for (int k = 0; k < SHARDS; k++) {
             cluster.awaitIdentical(k, 25, 3, WAIT);
         }
         RaftNode n2 = cluster.node("n2");
         int extra = 0;
-        while (n2.snapshotIndex(0) >= n2.division(0).orElseThrow().getInfo().getLastAppliedIndex()) {
+        while (true) {
+            // a snapshot the replica asked for lands a moment after the entry that made it due
+            TestCluster.until(WAIT, () -> "n2's requested snapshot of shard 0 taken", () -> !n2.snapshotPending(0));
+            if (n2.snapshotIndex(0) < n2.division(0).orElseThrow().getInfo().getLastAppliedIndex()) {
+                break;
+            }
             byte[] c = command("extra/" + extra++); // one more entry puts the live dir ahead of the snapshot
             counterOf(TestCluster.submitUntilAck(cluster.node("n1"), 0, c, WAIT), c);
             cluster.node("n2").readBarrier(0).join();
@@ -118,7 +156,7 @@ class ClusterRecoveryTest {
 
     @Test
     void replaceShouldMoveEveryReplicaOfADeadNodeAndKeepEveryWrite() throws Exception {
-        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(15, true));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(15, true).withSnapshotDefer(1));
         writeRounds(cluster.node("n1"), "a", 30, 64);
         cluster.kill("n3");
         cluster.startJoining("n4");
@@ -146,7 +184,7 @@ class ClusterRecoveryTest {
 
     @Test
     void engineFailureShouldStopOnlyThatReplicaAndARestartShouldRebuildIt() throws Exception {
-        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, true));
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, true).withSnapshotDefer(1));
         writeRounds(cluster.node("n1"), "a", 12, 16);
         cluster.awaitIdentical(0, 12, 3, WAIT);
         cluster.engines("n3").current.get(0).failNext = true;

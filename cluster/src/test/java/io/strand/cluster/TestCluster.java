@@ -203,7 +203,8 @@ final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachC
         }
     }
 
-    private void awaitDead(String id) {
+    /** Waits until a {@link #kill killed} node is down (its halt runs in the background). */
+    void awaitDead(String id) {
         java.util.concurrent.CompletableFuture<Void> d = dying.remove(id);
         if (d != null) {
             d.join();

@@ -119,14 +119,18 @@ public final class ClusterPlacement implements Placement {
     /**
      * Hidden settings for fault tests, read as system properties like {@code strand.failpoint}:
      * {@code strand.cluster.snapshotEvery} (applied entries between snapshots, default
-     * {@value ClusterSpec#DEFAULT_SNAPSHOT_EVERY}) and {@code strand.cluster.segmentBytes} (Raft log
+     * {@value ClusterSpec#DEFAULT_SNAPSHOT_EVERY}), {@code strand.cluster.snapshotDefer} (how many intervals a snapshot
+     * may wait for the log to outgrow its copy, default {@value ClusterSpec#DEFAULT_SNAPSHOT_DEFER}; 1 makes the
+     * interval exact) and {@code strand.cluster.segmentBytes} (Raft log
      * segment size, default 8 MiB), so a test can make the leader purge its log behind a snapshot
      * after a few hundred writes and force a snapshot install on a follower.
      */
     static ClusterSpec tuned(ClusterSpec spec) {
         Long every = Long.getLong("strand.cluster.snapshotEvery");
         Long segment = Long.getLong("strand.cluster.segmentBytes");
+        Integer defer = Integer.getInteger("strand.cluster.snapshotDefer");
         ClusterSpec out = every == null ? spec : spec.withSnapshotEvery(every, spec.snapshotOnStop());
+        out = defer == null ? out : out.withSnapshotDefer(defer);
         return segment == null ? out : out.withSegmentSizeMax(segment);
     }
 

@@ -55,7 +55,8 @@ abstract class ClusterFaultRun {
 
     /** The hidden options that make the leader snapshot every {@code entries} entries and purge its 64 KiB log segments. */
     static List<String> snapshotEvery(int entries) {
-        return List.of("-Dstrand.cluster.snapshotEvery=" + entries, "-Dstrand.cluster.segmentBytes=" + (64 << 10));
+        return List.of("-Dstrand.cluster.snapshotEvery=" + entries, "-Dstrand.cluster.snapshotDefer=1",
+                "-Dstrand.cluster.segmentBytes=" + (64 << 10));
     }
 
     @BeforeAll

@@ -1,0 +1,55 @@
+package io.strand.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class SnapshotPolicyTest {
+    private final SnapshotPolicy policy = new SnapshotPolicy(10_000, 10);
+
+    @Test
+    void theFirstSnapshotShouldComeAtTheIntervalSinceNothingWasCopiedYet() {
+        assertFalse(policy.due(9_999, 4_000_000, 0));
+        assertTrue(policy.due(10_000, 4_000_000, 0));
+    }
+
+    @Test
+    void aSnapshotShouldWaitUntilTheLogSinceTheLastOneIsAsLargeAsItsCopy() {
+        long copy = 400L << 20;
+        assertFalse(policy.due(10_000, 4_000_000, copy), "4 MB of log would copy 400 MiB");
+        assertFalse(policy.due(99_999, 40_000_000, copy));
+        assertTrue(policy.due(20_000, copy, copy));
+    }
+
+    @Test
+    void deferralShouldEndAtIntervalTimesDeferOrAtTheLogByteCap() {
+        long copy = 4L << 30;
+        assertTrue(policy.due(100_000, 1_000, copy), "the entries a restart replays stay bounded");
+        assertTrue(policy.due(5, SnapshotPolicy.MAX_LOG_BYTES, copy), "the Raft log on disk stays bounded");
+        assertFalse(policy.due(5, SnapshotPolicy.MAX_LOG_BYTES - 1, 0));
+    }
+
+    @Test
+    void withDeferOneItShouldBeThePlainEntryCount() {
+        SnapshotPolicy exact = new SnapshotPolicy(50, 1);
+        assertTrue(exact.due(50, 1, Long.MAX_VALUE));
+        assertFalse(exact.due(49, 1, 0));
+        assertTrue(exact.ratisThreshold() == 50);
+    }
+
+    @Test
+    void stagingShouldStartHalfWay() {
+        assertFalse(policy.stageDue(4_999, 1_000, 0));
+        assertTrue(policy.stageDue(5_000, 1_000, 0));
+        assertTrue(policy.stageDue(10_000, 50, 100));
+        assertFalse(policy.stageDue(10_000, 49, 100));
+    }
+
+    @Test
+    void nonPositiveSettingsShouldBeRefused() {
+        assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(0, 1));
+        assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(1, 0));
+    }
+}
