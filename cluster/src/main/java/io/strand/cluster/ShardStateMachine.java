@@ -118,8 +118,10 @@ final class ShardStateMachine extends BaseStateMachine {
      * thread, then purges the log behind it), as its own trigger does but decided by {@link #policy}.
      */
     private void requestSnapshot() {
-        // The gap: when Ratis's own trigger took a snapshot meanwhile, this request takes none.
-        long gap = Math.max(1, entriesSince);
+        // Ratis takes no snapshot when fewer than `gap` entries were applied since its last one: so this
+        // request takes none when Ratis's own trigger took one meanwhile. Half the count: Ratis may read
+        // its applied index before this entry is counted in it.
+        long gap = Math.max(1, entriesSince / 2);
         getServer().thenCompose(server -> server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(
                         ClientId.randomId(), getId(), getGroupId(), 0, SNAPSHOT_REQUEST_TIMEOUT_MS, gap)))
                 .whenComplete((reply, e) -> {

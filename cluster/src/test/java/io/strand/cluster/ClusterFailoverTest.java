@@ -62,6 +62,7 @@ class ClusterFailoverTest {
         RaftNode survivor = cluster.node("n1");
         byte[] first = command("first");
         counterOf(TestCluster.submitUntilAck(survivor, shard, first, WAIT), first);
+        survivor.readBarrier(shard).join(); // the survivor has applied "first" (it may learn the commit late)
         cluster.kill("n2");
         cluster.kill("n3");
         cluster.awaitDead("n2"); // else a halt still under way can ack "no-majority" (seen: 1 run in 4)

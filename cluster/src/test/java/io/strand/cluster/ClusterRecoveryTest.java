@@ -92,11 +92,15 @@ class ClusterRecoveryTest {
         RaftNode n1 = cluster.node("n1");
         String big = "x".repeat(4_000);
         int sent = 0;
-        while (n1.snapshotIndex(0) < 0) { // ~40 KB into the engine's file, which each snapshot copies
+        while (sent < every) { // ~40 KB into the engine's file, which each snapshot copies
             byte[] c = command("big/" + sent++ + "/" + big);
             counterOf(TestCluster.submitUntilAck(n1, 0, c, WAIT), c);
-            assertTrue(sent < every * 3, "no snapshot after " + sent + " entries (interval " + every + ")");
         }
+        // the state machine asks for it when the entry that makes it due is applied; Ratis takes it a moment later
+        TestCluster.until(WAIT, () -> "n1's first snapshot of shard 0 after " + every + " entries (snapshot "
+                        + n1.snapshotIndex(0) + ", pending " + n1.snapshotPending(0) + ", applied "
+                        + n1.division(0).orElseThrow().getInfo().getLastAppliedIndex() + ")",
+                () -> n1.snapshotIndex(0) >= 0 && !n1.snapshotPending(0));
         long first = n1.snapshotIndex(0);
         long applied = n1.division(0).orElseThrow().getInfo().getLastAppliedIndex();
         while (n1.snapshotIndex(0) == first) { // small entries: the log must outgrow the copy first

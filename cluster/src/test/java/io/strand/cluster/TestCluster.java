@@ -151,11 +151,18 @@ final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachC
         return root.resolve(id);
     }
 
+    /** Ports handed out in this JVM: the kernel may offer a just-closed port again (seen: twice in one cluster list). */
+    private static final java.util.Set<Integer> GIVEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        while (true) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                if (GIVEN.add(s.getLocalPort())) {
+                    return s.getLocalPort();
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 
