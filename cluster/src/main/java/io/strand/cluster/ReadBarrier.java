@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
 
 /**
  * Linearizable read barriers of one node ({@link RaftNode#readBarrier}). Thread-safe: each barrier is a
@@ -21,7 +22,8 @@ import org.apache.ratis.protocol.Message;
  * read index, answers the index of the last command entry it applied; this replica then waits until
  * it has applied that entry ({@link ShardStateMachine#awaitCommand}). Ratis can serve the ReadIndex on
  * a follower too, but measured here a follower's ReadIndex request to a restarted leader could hang
- * for good, so the request goes to the leader through the node's client, which reconnects.
+ * for good, so the request goes to the leader through the node's client, which reconnects; on the
+ * leader itself it is submitted in-process ({@link RaftNode#submitLocally}).
  */
 final class ReadBarrier {
     private static final Message BARRIER = Message.valueOf("strand-read-barrier");
@@ -69,9 +71,9 @@ final class ReadBarrier {
         long left = deadline - System.nanoTime();
         long tryMs = Math.max(1, Math.min(TRY_MS, left / 1_000_000));
         CompletableFuture<Long> leaderIndex;
-        RaftClient c = node.client(shard);
         try {
-            leaderIndex = c.async().sendReadOnlyUnordered(BARRIER).thenApply(reply -> {
+            leaderIndex = node.submitLocally(shard, BARRIER, RaftClientRequest.readRequestType())
+                    .orElseGet(() -> node.client(shard).async().sendReadOnlyUnordered(BARRIER)).thenApply(reply -> {
                 if (!reply.isSuccess()) {
                     throw new java.util.concurrent.CompletionException(reply.getException());
                 }

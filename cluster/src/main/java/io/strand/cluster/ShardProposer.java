@@ -7,6 +7,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -57,6 +58,14 @@ public final class ShardProposer {
          * after a request runs out of retries, so the next proposal needs a new client.
          */
         void failed(int shard, RaftClient client);
+
+        /**
+         * The proposal submitted in-process when this node's replica is the shard's ready leader (no
+         * gRPC round trip to itself); empty when it is not. Its reply carries Ratis's exception, if
+         * any; a {@code NotLeaderException} there may come after the entry was appended, so it is an
+         * unknown outcome (no client retries it under the same call id).
+         */
+        Optional<CompletableFuture<RaftClientReply>> submitLocally(int shard, Message proposal);
     }
 
     ShardProposer(int shards, Clients clients, ScheduledExecutorService timers, Duration timeout, int maxInFlight) {
@@ -154,8 +163,13 @@ public final class ShardProposer {
             RaftClient client = null;
             try {
                 Message proposal = Message.valueOf(ShardEntry.proposal(batch.stream().map(Pending::command).toList()));
-                client = clients.get(shard);
-                sent = client.async().send(proposal);
+                Optional<CompletableFuture<RaftClientReply>> local = clients.submitLocally(shard, proposal);
+                if (local.isPresent()) { // bounded: a stuck local leader must not hold the lane's in-flight slot
+                    sent = local.get().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                } else {
+                    client = clients.get(shard);
+                    sent = client.async().send(proposal);
+                }
             } catch (RuntimeException e) {
                 sent = CompletableFuture.failedFuture(e);
             }
@@ -164,7 +178,8 @@ public final class ShardProposer {
                 if (error != null && used != null) {
                     clients.failed(shard, used);
                 }
-                if (error != null && rejectedBeforeAppend(unwrap(error)) && batch.stream().anyMatch(p -> !p.reply.isDone())) {
+                Throwable failure = error != null ? unwrap(error) : reply != null && !reply.isSuccess() ? reply.getException() : null;
+                if (rejectedBeforeAppend(failure) && batch.stream().anyMatch(p -> !p.reply.isDone())) {
                     // never in the log: the same commands may go again (in flight still counts them)
                     List<Pending> again = batch.stream().filter(p -> !p.reply.isDone()).toList();
                     timers.schedule(() -> send(again), 50, TimeUnit.MILLISECONDS);

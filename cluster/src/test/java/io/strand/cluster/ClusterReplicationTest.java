@@ -4,6 +4,7 @@ import static io.strand.cluster.TestCluster.command;
 import static io.strand.cluster.TestCluster.counterOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +24,28 @@ class ClusterReplicationTest {
 
     @RegisterExtension
     final TestCluster cluster = TestCluster.perTest(3, SHARDS);
+
+    @Test
+    void theLeadersOwnWritesAndReadBarriersShouldGoInProcessAndAFollowersThroughItsClient() {
+        int shard = 1;
+        String leaderId = cluster.leaderOf(shard, WAIT);
+        RaftNode leader = cluster.node(leaderId);
+        RaftNode follower = cluster.nodes().stream().filter(n -> !n.nodeId().equals(leaderId)).findFirst().orElseThrow();
+        TestCluster.until(WAIT, () -> leaderId + " ready as leader of shard " + shard,
+                () -> leader.division(shard).map(d -> d.getInfo().isLeaderReady()).orElse(false));
+        long leaderBefore = leader.localRequests();
+        long followerBefore = follower.localRequests();
+        byte[] local = command("in-process/1");
+        counterOf(leader.submit(shard, local).join(), local);
+        leader.readBarrier(shard).join();
+        byte[] remote = command("through-a-client/1");
+        counterOf(follower.submit(shard, remote).join(), remote);
+        follower.readBarrier(shard).join();
+        assumeTrue(leaderId.equals(cluster.leaderOf(shard, WAIT)), "the leader changed during the test (a starved box)");
+        assertTrue(leader.localRequests() >= leaderBefore + 2, "the leader's write and barrier went in-process");
+        assertEquals(followerBefore, follower.localRequests(), "a follower's requests go through its client");
+        cluster.awaitIdentical(shard, 2, 3, WAIT);
+    }
 
     @Test
     void writesFromEveryNodeShouldBeCommittedIdenticallyOnAllReplicas() {
