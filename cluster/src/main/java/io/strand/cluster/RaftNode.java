@@ -65,6 +65,8 @@ public final class RaftNode implements AutoCloseable {
     private final ClientId localClientId = ClientId.randomId();
     private final AtomicLong localCallIds = new AtomicLong();
     private final ConcurrentLinkedQueue<Long> localReplied = new ConcurrentLinkedQueue<>();
+    /** Hands in-process requests to the local Raft server ({@link #submitLocally}), off Ratis's own threads. */
+    private final ExecutorService localSubmitter;
     /** Stages each shard's next snapshot in the background (one at a time per node: it is disk-bound). */
     private final ExecutorService snapshotStager;
 
@@ -75,8 +77,15 @@ public final class RaftNode implements AutoCloseable {
             shardOfGroup.put(ClusterSpec.groupId(k), k);
         }
         this.clientProperties = RatisConfig.client(spec);
-        this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
+        java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "strand-cluster-timer-" + spec.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true); // every write and read sets a deadline, cancelled when it completes
+        this.timers = timer;
+        this.localSubmitter = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "strand-local-submit-" + spec.nodeId());
             t.setDaemon(true);
             return t;
         });
@@ -265,11 +274,29 @@ public final class RaftNode implements AutoCloseable {
         RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(localClientId).setServerId(server.getId())
                 .setGroupId(d.get().getMemberId().getGroupId()).setCallId(callId).setRepliedCallIds(replied)
                 .setMessage(message).setType(type).build();
+        // Submitted from the node's own thread, never from the caller's: a proposal is often sent from the
+        // completion of the previous one, which runs on a Ratis thread (the apply path); re-entering Ratis
+        // there (its log queue, its locks) from inside its own apply path can stall the shard.
+        CompletableFuture<RaftClientReply> reply = new CompletableFuture<>();
         try {
-            return Optional.of(server.submitClientRequestAsync(request).whenComplete((r, e) -> localReplied.add(callId)));
-        } catch (IOException | RuntimeException e) {
-            return Optional.of(CompletableFuture.failedFuture(e));
+            localSubmitter.execute(() -> {
+                try {
+                    server.submitClientRequestAsync(request).whenComplete((r, e) -> {
+                        localReplied.add(callId);
+                        if (e != null) {
+                            reply.completeExceptionally(e);
+                        } else {
+                            reply.complete(r);
+                        }
+                    });
+                } catch (IOException | RuntimeException e) {
+                    reply.completeExceptionally(e);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) { // the node is closing
+            reply.completeExceptionally(e);
         }
+        return Optional.of(reply);
     }
 
     /** Requests this node submitted in-process to a local leader since start ({@link #submitLocally}). */
@@ -459,6 +486,7 @@ public final class RaftNode implements AutoCloseable {
     @Override
     public void close() {
         timers.shutdownNow();
+        localSubmitter.shutdownNow();
         snapshotStager.shutdownNow();
         clients.values().forEach(RaftNode::closeQuietly);
         clients.clear();

@@ -51,8 +51,9 @@ final class ReadBarrier {
         }
         long deadline = System.nanoTime() + node.spec().requestTimeout().toNanos();
         CompletableFuture<Void> done = new CompletableFuture<>();
-        timers.schedule(() -> done.completeExceptionally(ShardProposer.unavailable(shard, "no read index within "
+        var expiry = timers.schedule(() -> done.completeExceptionally(ShardProposer.unavailable(shard, "no read index within "
                 + node.spec().requestTimeout().toMillis() + " ms")), node.spec().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        done.whenComplete((v, e) -> expiry.cancel(false));
         tryBarrier(shard, deadline, done);
         return done;
     }

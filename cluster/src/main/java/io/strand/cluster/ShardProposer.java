@@ -89,8 +89,9 @@ public final class ShardProposer {
                     + ShardEntry.MAX_BYTES + " bytes, not " + command.length));
         }
         Pending p = new Pending(command, new CompletableFuture<>());
-        timers.schedule(() -> p.reply.completeExceptionally(unavailable(shard, "no commit within "
+        var deadline = timers.schedule(() -> p.reply.completeExceptionally(unavailable(shard, "no commit within "
                 + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
+        p.reply.whenComplete((r, e) -> deadline.cancel(false)); // else one timer wake-up per write, seconds later
         lanes[shard].enqueue(p);
         return p.reply;
     }
