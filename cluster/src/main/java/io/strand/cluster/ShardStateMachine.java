@@ -5,16 +5,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -81,8 +82,8 @@ final class ShardStateMachine extends BaseStateMachine {
     private long entriesSince;
     private long logBytesSince;
     private boolean staged;
-    /** A snapshot request is with Ratis (set on the apply thread, cleared by the snapshot or a failed request). */
-    private final java.util.concurrent.atomic.AtomicBoolean snapshotRequested = new java.util.concurrent.atomic.AtomicBoolean();
+    /** A snapshot request is with Ratis: set on the apply thread, cleared by the snapshot and when the request completes. */
+    private final AtomicBoolean snapshotRequested = new AtomicBoolean();
 
     ShardStateMachine(int shard, ShardSnapshots snapshots, ShardEngineFactory factory, SnapshotPolicy policy, Executor stager) {
         this.shard = shard;
