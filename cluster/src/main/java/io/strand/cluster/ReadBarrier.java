@@ -51,9 +51,8 @@ final class ReadBarrier {
         }
         long deadline = System.nanoTime() + node.spec().requestTimeout().toNanos();
         CompletableFuture<Void> done = new CompletableFuture<>();
-        var expiry = timers.schedule(() -> done.completeExceptionally(ShardProposer.unavailable(shard, "no read index within "
-                + node.spec().requestTimeout().toMillis() + " ms")), node.spec().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        done.whenComplete((v, e) -> expiry.cancel(false));
+        ShardProposer.failUnavailableAfter(timers, done, shard, node.spec().requestTimeout(),
+                "no read index within " + node.spec().requestTimeout().toMillis() + " ms");
         tryBarrier(shard, deadline, done);
         return done;
     }

@@ -89,9 +89,7 @@ public final class ShardProposer {
                     + ShardEntry.MAX_BYTES + " bytes, not " + command.length));
         }
         Pending p = new Pending(command, new CompletableFuture<>());
-        var deadline = timers.schedule(() -> p.reply.completeExceptionally(unavailable(shard, "no commit within "
-                + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
-        p.reply.whenComplete((r, e) -> deadline.cancel(false)); // else one timer wake-up per write, seconds later
+        failUnavailableAfter(timers, p.reply, shard, timeout, "no commit within " + timeout.toMillis() + " ms");
         lanes[shard].enqueue(p);
         return p.reply;
     }
@@ -103,6 +101,17 @@ public final class ShardProposer {
 
     public long commandsProposed() {
         return commands.get();
+    }
+
+    /**
+     * Fails {@code f} with {@link #unavailable} after {@code timeout} unless it completed first; the timer
+     * task is cancelled when {@code f} completes (else one timer wake-up per request, seconds later).
+     */
+    static void failUnavailableAfter(ScheduledExecutorService timers, CompletableFuture<?> f, int shard, Duration timeout,
+                                     String why) {
+        var deadline = timers.schedule(() -> f.completeExceptionally(unavailable(shard, why)), timeout.toMillis(),
+                TimeUnit.MILLISECONDS);
+        f.whenComplete((r, e) -> deadline.cancel(false));
     }
 
     static StrandException unavailable(int shard, String why) {
