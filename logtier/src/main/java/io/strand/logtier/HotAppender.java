@@ -4,6 +4,7 @@ import io.strand.core.DiskSpace;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.core.WriteAheadLog;
+import java.nio.file.Path;
 import java.util.List;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ExcerptAppender;
@@ -119,6 +120,7 @@ final class HotAppender implements AutoCloseable {
      * {@link #writeMissingPaddings} before the next excerpt, and the append counts as done.
      */
     private void appendEncoded(long first, int count, long ts) {
+        Path prefill = prefillIfNewCycle();
         ExcerptAppender a = appender();
         try (DocumentContext dc = a.writingDocument()) {
             try {
@@ -130,6 +132,8 @@ final class HotAppender implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             dropAppender();
             throw refused(disk, e, "appending to log queue " + hot.dir);
+        } finally {
+            CycleFilePrefill.discardUnused(prefill);
         }
         noteIndex(a.lastIndexAppended(), first);
         long last = first + count - 1;
@@ -163,6 +167,7 @@ final class HotAppender implements AutoCloseable {
     }
 
     private void writePadding(long seq, long headSeq) {
+        Path prefill = prefillIfNewCycle();
         ExcerptAppender a = appender();
         padding.clear();
         HotExcerptCodec.writePadding(padding, seq, headSeq);
@@ -176,8 +181,16 @@ final class HotAppender implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             dropAppender();
             throw refused(disk, e, "writing padding " + seq + " to log queue " + hot.dir);
+        } finally {
+            CycleFilePrefill.discardUnused(prefill);
         }
         noteIndex(a.lastIndexAppended(), seq);
+    }
+
+    /** Before a write that opens a new cycle file: its first pages, cached ({@link CycleFilePrefill}); null otherwise. */
+    private Path prefillIfNewCycle() {
+        int cycle = hot.queue.cycle();
+        return cycle == hot.index.lastCycle() ? null : CycleFilePrefill.prepare(hot.queue, cycle);
     }
 
     /** {@code storage_full} for a write the file system had no room for; anything else as it was. */
