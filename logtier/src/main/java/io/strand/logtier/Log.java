@@ -259,7 +259,7 @@ final class Log implements Roller.RollableLog, AutoCloseable {
     /** Closes the queue after a snapshot of the producer window (idle close, shutdown). */
     @Override
     public void close() {
-        appender.snapshot();
+        appender.snapshotOnClose();
         hot.close();
     }
 

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.NavigableSet;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,6 +22,7 @@ import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -37,6 +39,8 @@ import java.util.function.Supplier;
 final class LogRegistry implements AutoCloseable {
     /** A closed, unused log's slot is forgotten only this long after its last lookup (a cache policy: correctness does not need it). */
     static final Duration FORGET_SLOTS_AFTER = Duration.ofSeconds(60);
+    /** How often the reaper walks every slot (idle close, forgetting); cap passes run whenever woken. */
+    static final Duration FULL_PASS_EVERY = Duration.ofSeconds(1);
     private static final System.Logger LOG = System.getLogger("strand.logs");
 
     /** Told of each log the registry opens (to attach its cold part). */
@@ -51,6 +55,10 @@ final class LogRegistry implements AutoCloseable {
     private final ConcurrentHashMap<String, LogSlot> slots = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, NavigableSet<String>> namesByWorkspace = new ConcurrentHashMap<>();
     private final AtomicInteger openLogs = new AtomicInteger();
+    /** The slots whose log is open: the cap pass sorts these, never every slot. */
+    private final Set<LogSlot> openSlots = ConcurrentHashMap.newKeySet();
+    /** When the last full pass (idle close and forgetting, over every slot) began; the reaper's (and tests') thread. */
+    private volatile long lastFullPass = System.nanoTime();
     private final AtomicLong reaperFailures = new AtomicLong();
     private volatile long forgetAfterNanos = FORGET_SLOTS_AFTER.toNanos();
     private final Agent reaper;
@@ -59,7 +67,7 @@ final class LogRegistry implements AutoCloseable {
         this.config = config;
         this.disk = disk;
         this.opened = opened;
-        this.reaper = Agent.start("log-reaper", Duration.ofSeconds(1), this::closeIdle);
+        this.reaper = Agent.start("log-reaper", FULL_PASS_EVERY, this::reap);
     }
 
     /** The slot of {@code ws/name}, held: release it when done. The one way every caller reaches a log. */
@@ -140,7 +148,10 @@ final class LogRegistry implements AutoCloseable {
         if (log == null) {
             return null;
         }
-        openLogs.incrementAndGet();
+        openSlots.add(slot);
+        if (openLogs.incrementAndGet() > config.maxOpenLogs()) {
+            reaper.wake(); // a cap pass now, not at the next tick: logs may be opened far faster than one per tick
+        }
         opened.opened(slot.ws, slot.name, log);
         if (create) {
             names(slot.ws).add(slot.name);
@@ -149,7 +160,8 @@ final class LogRegistry implements AutoCloseable {
     }
 
     /** A slot closed its log. */
-    void closed() {
+    void closed(LogSlot slot) {
+        openSlots.remove(slot);
         openLogs.decrementAndGet();
     }
 
@@ -215,28 +227,65 @@ final class LogRegistry implements AutoCloseable {
      * forgets unused slots; returns how many logs it closed.
      */
     int closeIdle() {
-        int closed = 0;
+        long now = System.nanoTime();
+        lastFullPass = now;
+        return guarded(() -> closeOverCap() + closeIdleAndForget(now));
+    }
+
+    /** The reaper thread's work: a cap pass each time it runs (woken or on its tick), a full pass once per {@link #FULL_PASS_EVERY}. */
+    private void reap() {
+        if (System.nanoTime() - lastFullPass >= FULL_PASS_EVERY.toNanos()) {
+            closeIdle();
+        } else {
+            guarded(this::closeOverCap);
+        }
+    }
+
+    private int guarded(IntSupplier pass) {
         try {
-            long now = System.nanoTime();
-            long idleNanos = config.idleClose().toNanos();
-            int over = openLogs.get() - config.maxOpenLogs();
-            List<LogSlot> candidates = new ArrayList<>(slots.values());
-            if (over > 0) {
-                candidates = leastRecentlyUsedFirst(candidates);
-            }
-            for (LogSlot slot : candidates) {
-                boolean force = over > 0;
-                if (slot.closeIfIdle(now, force ? 0 : idleNanos)) {
-                    over--;
-                    closed++;
-                }
-                long forgetAfter = forgetAfterNanos;
-                slots.computeIfPresent(slot.ws + '/' + slot.name,
-                        (key, found) -> found == slot && slot.forget(System.nanoTime(), forgetAfter) ? null : found);
-            }
+            return pass.getAsInt();
         } catch (RuntimeException e) {
             reaperFailures.incrementAndGet();
             LOG.log(System.Logger.Level.WARNING, "idle close failed", e);
+            return 0;
+        }
+    }
+
+    /**
+     * Above {@code maxOpenLogs}, closes the least recently used open logs nobody holds until the count
+     * is down to 7/8 of the cap, so that a stream of new logs wakes this pass once per eighth of the cap
+     * rather than once per log. Sorts the open slots only.
+     */
+    private synchronized int closeOverCap() { // passes never overlap, so together they close no more than the excess
+        int max = config.maxOpenLogs();
+        if (openLogs.get() <= max) {
+            return 0;
+        }
+        int over = openLogs.get() - (max - max / 8);
+        int closed = 0;
+        for (LogSlot slot : leastRecentlyUsedFirst(new ArrayList<>(openSlots))) {
+            if (over <= 0) {
+                break;
+            }
+            if (slot.closeIfIdle(System.nanoTime(), 0)) {
+                over--;
+                closed++;
+            }
+        }
+        return closed;
+    }
+
+    /** Every slot: closes the logs idle for {@code idleClose} and forgets the unused slots. */
+    private int closeIdleAndForget(long now) {
+        int closed = 0;
+        long idleNanos = config.idleClose().toNanos();
+        long forgetAfter = forgetAfterNanos;
+        for (LogSlot slot : slots.values()) {
+            if (slot.closeIfIdle(now, idleNanos)) {
+                closed++;
+            }
+            slots.computeIfPresent(slot.ws + '/' + slot.name,
+                    (key, found) -> found == slot && slot.forget(System.nanoTime(), forgetAfter) ? null : found);
         }
         return closed;
     }

@@ -157,7 +157,7 @@ final class LogSlot {
         }
         log.close();
         log = null;
-        registry.closed();
+        registry.closed(this);
         return true;
     }
 
@@ -180,7 +180,7 @@ final class LogSlot {
         if (log != null) {
             log.discard();
             log = null;
-            registry.closed();
+            registry.closed(this);
         }
         if (Files.exists(dir)) {
             try (Stream<Path> walk = Files.walk(dir)) {

@@ -41,6 +41,29 @@ class LogRegistryTest {
         assertNotNull(registry.withLog("w", "l", LogSlot.Open.CREATE, log -> log, null));
     }
 
+    /**
+     * Over the cap, a reaper pass closes the least recently used logs until 7/8 of the cap are open
+     * (so a stream of new logs wakes it once per eighth of the cap, not once per log), and keeps the
+     * ones used last. The reaper, woken by the opens, may have run passes of its own meanwhile: no
+     * pass closes more than the excess, so the count ends between 7/8 of the cap and the cap.
+     */
+    @Test
+    void aCapPassShouldCloseTheLeastRecentlyUsedDownToSevenEighthsOfTheCap() {
+        int cap = 16;
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withOpenLimits(Duration.ofHours(1), cap);
+        registry = new LogRegistry(config, DiskSpace.unlimited(dir), (ws, name, log) -> { });
+        for (int i = 0; i < 40; i++) {
+            assertNotNull(registry.withLog("w", "l" + i, LogSlot.Open.CREATE, log -> log, null));
+        }
+        assertNotNull(registry.withLog("w", "l0", LogSlot.Open.CREATE, log -> log, null), "l0 used last");
+        registry.closeIdle();
+        int open = registry.openLogs();
+        assertTrue(open >= cap - cap / 8 && open <= cap, "open logs " + open + " within [" + (cap - cap / 8) + ", " + cap + "]");
+        assertNotNull(registry.withLog("w", "l0", LogSlot.Open.IF_OPEN, log -> log, null), "the log used last stays open");
+        assertNotNull(registry.withLog("w", "l39", LogSlot.Open.IF_OPEN, log -> log, null), "so does the newest");
+        assertNull(registry.withLog("w", "l1", LogSlot.Open.IF_OPEN, log -> log, null), "the oldest unused is closed");
+    }
+
     @Test
     void forgottenSlotShouldRefuseEveryCallerWhoThenFindsTheLogsNewSlot() {
         open();
