@@ -37,6 +37,8 @@ final class HotLog implements AutoCloseable {
     static final int EXCERPT_OVERHEAD_BYTES = 64;
     /** Claimed for a new cycle file or a new queue: its header, first index pages and the metadata file (measured ≈16 KiB on tmpfs). */
     static final long NEW_FILE_BYTES = 256 << 10;
+    /** Key of the creation time in the queue's metadata file (Chronicle's table store). */
+    static final String CREATED_KEY = "strand.created";
     /** Workspace and log this queue belongs to, named in errors; null in tests that open a bare queue. */
     private final String ws;
     private final String log;
@@ -54,6 +56,8 @@ final class HotLog implements AutoCloseable {
     private volatile long firstSeq;
     /** The last batch's ts; writer thread (and open). */
     private long lastTs;
+    /** When the log was created: the ts of its first batch (0 before it, or when unknown); written by the writer, read by anyone. */
+    private volatile long created;
 
     private HotLog(String ws, String log, Path dir, SingleChronicleQueue queue, DiskSpace disk) {
         this.ws = ws;
@@ -98,11 +102,37 @@ final class HotLog implements AutoCloseable {
         HotLog hot = new HotLog(ws, log, dir, queue, disk);
         try {
             hot.recover();
+            hot.created = hot.storedCreated();
         } catch (RuntimeException e) {
             queue.close();
             throw e;
         }
         return hot;
+    }
+
+    /**
+     * The log's creation time: the ts of its first batch, which is the same on every replica of a
+     * cluster (the leader stamps it), kept in the queue's own metadata file ({@code metadata.cq4t},
+     * key {@value #CREATED_KEY}; written when seq 1 is appended, not forced). When that value did not
+     * survive a crash, the ts of seq 1 still in the queue; 0 when neither is there (seq 1 gone).
+     */
+    long created() {
+        return created;
+    }
+
+    private long storedCreated() {
+        long stored = queue.tableStoreGet(CREATED_KEY);
+        if (stored > 0) {
+            return stored;
+        }
+        if (firstSeq == 1) {
+            try {
+                return reader.tsOf(1);
+            } catch (StrandException e) {
+                return 0; // a damaged seq 1 answers corrupt when read; the creation time is just unknown
+            }
+        }
+        return 0;
     }
 
     /** Rebuilds the per-cycle index and the head from the queue, and finishes a batch whose paddings a crash cut short. */
@@ -280,6 +310,10 @@ final class HotLog implements AutoCloseable {
     /** After the writer committed a batch's excerpt: its seqs are in the queue. Writer thread. */
     void appended(long first, long last, long ts) {
         lastTs = ts;
+        if (first == 1 && created == 0) {
+            created = ts;
+            queue.tableStorePut(CREATED_KEY, ts);
+        }
         if (firstSeq == 0) {
             firstSeq = first;
         }

@@ -1,8 +1,6 @@
 package io.strand.logtier;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.core.DiskSpace;
-import io.strand.core.DurableFiles;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
@@ -18,7 +16,8 @@ import java.util.Map;
  * Opened and closed by its {@link LogSlot}.
  *
  * <p>Files in the log directory: {@code queue/} (Chronicle cycle files, see {@link HotExcerptCodec}),
- * {@code meta.json} (creation time; written once, before the first entry), {@code state.json}
+ * {@code meta.json} (creation time, written by earlier versions only: the queue's metadata file now
+ * holds it, see {@link HotLog#created}), {@code state.json}
  * (see {@link LogAppender}), {@code retention.json} (the trim point {@code first} and the retention
  * policy, see {@link RetentionFile}).
  */
@@ -29,7 +28,8 @@ final class Log implements Roller.RollableLog, AutoCloseable {
     private final HotLog hot;
     private final HeadSignal headSignal;
     private final LogAppender appender;
-    private final long created;
+    /** Creation time from an older version's {@code meta.json}; 0 when the queue keeps it ({@link HotLog#created}). */
+    private final long legacyCreated;
     private volatile ColdPart cold = ColdPart.NONE;
     /** Trim point and policy as stored in {@code retention.json}; replaced on the writer thread after the file is durable. */
     private volatile RetentionFile.State retention = RetentionFile.State.NONE;
@@ -40,7 +40,7 @@ final class Log implements Roller.RollableLog, AutoCloseable {
         this.dir = dir;
         this.hot = hot;
         this.headSignal = headSignal;
-        this.created = created;
+        this.legacyCreated = created;
         this.appender = new LogAppender(ws, name, dir, hot, headSignal);
     }
 
@@ -55,17 +55,15 @@ final class Log implements Roller.RollableLog, AutoCloseable {
     static Log open(String ws, String name, Path dir, LogConfig config, HeadSignal headSignal, boolean create,
                     DiskSpace disk) {
         try {
-            long created;
+            long created = 0;
             if (exists(dir)) {
-                Path meta = dir.resolve("meta.json");
-                created = Files.isRegularFile(meta) ? Json.MAPPER.readTree(meta.toFile()).path("created").asLong() : 0;
+                Path meta = dir.resolve("meta.json"); // written by versions before the queue kept "created" itself
+                if (Files.isRegularFile(meta)) {
+                    created = Json.MAPPER.readTree(meta.toFile()).path("created").asLong();
+                }
             } else if (create) {
                 disk.require(HotLog.NEW_FILE_BYTES, "creating log " + ws + "/" + name);
                 Files.createDirectories(dir);
-                created = System.currentTimeMillis();
-                ObjectNode meta = Json.MAPPER.createObjectNode().put("created", created).put("format", 1);
-                // not forced: the queue is the log's truth and is synced with the first ack; meta only adds "created"
-                DurableFiles.writeAtomically(dir.resolve("meta.json"), Json.bytes(meta), false);
             } else {
                 return null;
             }
@@ -240,7 +238,7 @@ final class Log implements Roller.RollableLog, AutoCloseable {
         long head = head();
         long first = first();
         RetentionPolicy policy = policy();
-        return new LogInfo(name, first, head, hotFirst(), Math.max(0, head - first + 1), dataBytes(), cold.segments(), created,
+        return new LogInfo(name, first, head, hotFirst(), Math.max(0, head - first + 1), dataBytes(), cold.segments(), legacyCreated > 0 ? legacyCreated : hot.created(),
                 policy != null ? policy : defaults, policy == null, hot.cycles().diskBytes(), cold.bytes());
     }
 

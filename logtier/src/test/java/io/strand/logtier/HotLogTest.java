@@ -107,4 +107,28 @@ class HotLogTest {
             assertEquals(List.of(), got, "nothing delivered for a seq the hot part no longer holds");
         }
     }
+
+    /**
+     * The creation time is the first batch's ts (so every replica of a cluster agrees on it), kept in
+     * the queue's own metadata file across a reopen, and taken from seq 1 when that unforced value was
+     * lost (here overwritten as a crash would leave it).
+     */
+    @Test
+    void createdShouldBeTheFirstBatchsTsKeptByTheQueue() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS);
+        long firstTs = 1_767_225_600_123L;
+        try (HotLog hot = HotLog.open(dir.resolve("q"), config, null)) {
+            assertEquals(0, hot.created(), "no entry yet, no creation time");
+            hot.appender().append(firstTs, data(1, 2), Collections.nCopies(2, null), null, 0);
+            hot.appender().append(firstTs + 9_000, data(3, 1), Collections.nCopies(1, null), null, 0);
+            assertEquals(firstTs, hot.created());
+        }
+        try (HotLog hot = HotLog.open(dir.resolve("q"), config, null)) {
+            assertEquals(firstTs, hot.created(), "kept in the queue's metadata file");
+            hot.queue.tableStorePut(HotLog.CREATED_KEY, Long.MIN_VALUE);
+        }
+        try (HotLog hot = HotLog.open(dir.resolve("q"), config, null)) {
+            assertEquals(firstTs, hot.created(), "the stored value lost: seq 1's ts");
+        }
+    }
 }
