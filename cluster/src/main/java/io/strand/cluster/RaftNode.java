@@ -61,6 +61,8 @@ public final class RaftNode implements AutoCloseable {
     private final ReadBarrier readBarrier;
     /** Deadlines and retries of proposals and read barriers, on one daemon thread of this node. */
     private final ScheduledExecutorService timers;
+    /** Asks a leader that stopped feeding one of this node's follower replicas to step down; set at start. */
+    private volatile StalledReplicaWatch stalledReplicas;
     /** In-process requests to a local leader ({@link #submitLocally}): their client id, call ids, and replied ids. */
     private final ClientId localClientId = ClientId.randomId();
     private final AtomicLong localCallIds = new AtomicLong();
@@ -125,6 +127,7 @@ public final class RaftNode implements AutoCloseable {
         try {
             node.server.start();
             node.createMissingGroups();
+            node.stalledReplicas = StalledReplicaWatch.start(node, node.timers);
         } catch (IOException | RuntimeException e) {
             node.close();
             throw e;
@@ -383,6 +386,12 @@ public final class RaftNode implements AutoCloseable {
     }
 
     /** The shards this node holds a replica of, ascending. */
+    /** Step-downs this node asked of leaders that stopped feeding one of its replicas ({@link StalledReplicaWatch}). */
+    long stalledReplicaStepDowns() {
+        StalledReplicaWatch w = stalledReplicas;
+        return w == null ? 0 : w.stepDowns();
+    }
+
     public List<Integer> localShards() {
         List<Integer> out = new ArrayList<>();
         for (int k = 0; k < spec.shards(); k++) {

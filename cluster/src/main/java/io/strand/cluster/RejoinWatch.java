@@ -1,18 +1,10 @@
 package io.strand.cluster;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 
@@ -103,28 +95,11 @@ final class RejoinWatch implements Runnable {
         LOG.log(System.Logger.Level.WARNING, "shard " + shard + " on " + node.nodeId() + ": this emptied replica got no"
                 + " entry from leader " + leader + " in " + STUCK_AFTER.toSeconds() + " s (the leader remembers what the replica"
                 + " held before its data was lost); asking " + leader + " to step down (" + stepDowns + ")");
-        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), node.peersOf(shard));
-        Thread.ofVirtual().name("strand-rejoin-" + shard).start(() -> {
-            try (RaftClient admin = node.adminClient(group, Duration.ofSeconds(5))) {
-                admin.admin().transferLeadership(null, leader, 3_000);
-            } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.INFO, "shard " + shard + ": step-down of " + leader + " not done: " + e);
-            }
-        });
+        StalledReplicaWatch.askToStepDown(node, shard, leader);
     }
 
-    /** True while Ratis is writing a snapshot from the leader into this replica's install directory. */
     private boolean snapshotArriving() {
-        Path tmp = node.spec().shardDir(shard).resolve("install.tmp");
-        if (!Files.isDirectory(tmp)) {
-            return false;
-        }
-        long recent = System.currentTimeMillis() - STUCK_AFTER.toMillis();
-        try (Stream<Path> files = Files.walk(tmp)) {
-            return files.map(Path::toFile).mapToLong(File::lastModified).anyMatch(t -> t >= recent);
-        } catch (IOException | java.io.UncheckedIOException e) {
-            return false;
-        }
+        return StalledReplicaWatch.snapshotArriving(node, shard, STUCK_AFTER);
     }
 
     private void stop() {

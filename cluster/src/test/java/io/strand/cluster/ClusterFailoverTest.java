@@ -50,6 +50,10 @@ class ClusterFailoverTest {
         System.out.printf("failover times (ms): %s; max %d%n", failoverMillis,
                 failoverMillis.stream().mapToLong(Long::longValue).max().orElseThrow());
         assertTrue(failoverMillis.stream().allMatch(ms -> ms < 5_000), "writes resume within 5 s: " + failoverMillis);
+        for (RaftNode n : cluster.nodes()) {
+            assertEquals(0, n.stalledReplicaStepDowns(), n.nodeId() + ": the restarted replicas caught up by themselves,"
+                    + " so no leader was asked to step down for a stalled replica");
+        }
     }
 
     private int countOn(int shard, String node) {

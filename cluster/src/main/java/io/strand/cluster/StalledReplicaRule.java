@@ -1,0 +1,61 @@
+package io.strand.cluster;
+
+import java.time.Duration;
+
+/**
+ * Confined to the caller's thread (the node's timer, through {@link StalledReplicaWatch}): decides,
+ * from samples of one follower replica, when its leader has stopped feeding it and should be asked to
+ * step down. A pure rule, so it is tested with made-up timelines.
+ *
+ * <p>The case: a follower whose Raft log does not grow for {@link #STALLED_AFTER} while the leader's
+ * commit index, which every successful heartbeat carries to it, is past the follower's last entry,
+ * the leader unchanged and no snapshot arriving. Ratis 3.3.0 can leave a leader in that state: a
+ * heartbeat answered SUCCESS by a follower holding a divergent uncommitted tail (from an old leader)
+ * advances the leader's idea of what the follower holds past the common prefix, and from then on every
+ * append is answered INCONSISTENCY and the leader never backs off far enough (fixed after 3.3.0 in
+ * RATIS-2605). Seen once in {@code ClusterFailoverIT}: a restarted replica got no entry for 2 minutes
+ * and its node answered reads {@code 503}. A new term's leader starts from what each follower really
+ * holds, so one election ends it.
+ *
+ * <p>It never fires for a follower that is merely slow (its log grows), one cut off from the leader
+ * (no heartbeat, so no newer commit index and no leader for long), one up to date, or one receiving a
+ * snapshot. After asking, it waits {@link #RETRY_AFTER} before it may ask again.
+ */
+final class StalledReplicaRule {
+    static final Duration STALLED_AFTER = Duration.ofSeconds(10);
+    static final Duration RETRY_AFTER = Duration.ofSeconds(60);
+
+    private String leader;
+    private long lastIndex = Long.MIN_VALUE;
+    /** Whether the replica is behind and its log unchanged since {@code stalledSince} (nanoTime may be negative: no sentinel). */
+    private boolean counting;
+    private long stalledSince;
+    private boolean asked;
+    private long askedAt;
+
+    /**
+     * One sample at {@code nanos}: the replica's leader (null when none is known), the index of its
+     * last log entry, the leader's commit index as last heard (0 when unknown), and whether a snapshot
+     * is being written into it. True when the leader should be asked to step down now.
+     */
+    boolean stalled(long nanos, String leader, long lastIndex, long leaderCommit, boolean snapshotArriving) {
+        boolean changed = leader == null || !leader.equals(this.leader) || lastIndex != this.lastIndex;
+        this.leader = leader;
+        this.lastIndex = lastIndex;
+        if (leader == null || leaderCommit <= lastIndex || snapshotArriving) {
+            counting = false;
+            return false;
+        }
+        if (changed || !counting) {
+            counting = true; // behind, and unchanged from here on: the count starts
+            stalledSince = nanos;
+            return false;
+        }
+        if (nanos - stalledSince < STALLED_AFTER.toNanos() || (asked && nanos - askedAt < RETRY_AFTER.toNanos())) {
+            return false;
+        }
+        asked = true;
+        askedAt = nanos;
+        return true;
+    }
+}

@@ -1,0 +1,69 @@
+package io.strand.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StalledReplicaRuleTest {
+    private static final long SECOND = 1_000_000_000L;
+
+    /** Seconds (of one sample per second from 0 to {@code seconds}) at which the rule fired. */
+    private interface Sampler {
+        boolean sample(StalledReplicaRule rule, int second);
+    }
+
+    private static List<Integer> firings(int seconds, Sampler sampler) {
+        StalledReplicaRule rule = new StalledReplicaRule();
+        List<Integer> fired = new ArrayList<>();
+        for (int s = 0; s <= seconds; s++) {
+            if (sampler.sample(rule, s)) {
+                fired.add(s);
+            }
+        }
+        return fired;
+    }
+
+    @Test
+    void aFollowerWhoseLogStaysBehindTheLeadersCommitShouldAskAfterTenSecondsThenWaitAMinute() {
+        List<Integer> fired = firings(120, (rule, s) -> rule.stalled(s * SECOND, "n1", 500, 900 + s, false));
+        assertEquals(List.of(10, 70), fired, "first after 10 s of no growth, then at most once per 60 s");
+    }
+
+    @Test
+    void aGrowingLogShouldNeverFireHoweverFarBehind() {
+        assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, "n1", 100 + s, 100_000, false)));
+    }
+
+    @Test
+    void anUpToDateIdleFollowerShouldNeverFire() {
+        assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, "n1", 900, 900, false)));
+    }
+
+    @Test
+    void noLeaderOrANewLeaderShouldStartTheCountAgain() {
+        assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, s % 8 == 7 ? null : "n1", 500, 900, false)),
+                "a leader that keeps disappearing is an election matter, not this rule's");
+        assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, s < 60 ? "n" + (s / 9) : "n2", 500, 900,
+                s >= 60)), "a leader change every 9 s, then a snapshot arriving: never");
+        List<Integer> fired = firings(40, (rule, s) -> rule.stalled(s * SECOND, s < 8 ? "n1" : "n2", 500, 900, false));
+        assertEquals(List.of(18), fired, "ten seconds counted from the new leader's first sample");
+    }
+
+    @Test
+    void aSnapshotArrivingShouldHoldTheRuleOffUntilItStops() {
+        List<Integer> fired = firings(40, (rule, s) -> rule.stalled(s * SECOND, "n1", 500, 900, s < 25));
+        assertEquals(List.of(35), fired);
+    }
+
+    @Test
+    void oneSampleOfGrowthShouldRestartTheCount() {
+        List<Integer> fired = firings(40, (rule, s) -> rule.stalled(s * SECOND, "n1", s < 7 ? 500 : 501, 900, false));
+        assertEquals(List.of(17), fired);
+        assertFalse(firings(9, (rule, s) -> rule.stalled(s * SECOND, "n1", 500, 900, false)).contains(9));
+        assertTrue(firings(10, (rule, s) -> rule.stalled(s * SECOND, "n1", 500, 900, false)).contains(10));
+    }
+}
