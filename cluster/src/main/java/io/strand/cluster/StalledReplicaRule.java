@@ -8,8 +8,9 @@ import java.time.Duration;
  * step down. A pure rule, so it is tested with made-up timelines.
  *
  * <p>The case: a follower whose Raft log does not grow for {@link #STALLED_AFTER} while the leader's
- * commit index, which every successful heartbeat carries to it, is past the follower's last entry,
- * the leader unchanged and no snapshot arriving. Ratis 3.3.0 can leave a leader in that state: a
+ * commit index is past the follower's last entry, the leader unchanged and no snapshot arriving. A
+ * sample without a leader keeps the count: a follower that is never fed keeps timing out, campaigning
+ * in vain (its log is behind) and forgetting its leader between that leader's requests. Ratis 3.3.0 can leave a leader in that state: a
  * heartbeat answered SUCCESS by a follower holding a divergent uncommitted tail (from an old leader)
  * advances the leader's idea of what the follower holds past the common prefix, and from then on every
  * append is answered INCONSISTENCY and the leader never backs off far enough (fixed after 3.3.0 in
@@ -17,15 +18,28 @@ import java.time.Duration;
  * and its node answered reads {@code 503}. A new term's leader starts from what each follower really
  * holds, so one election ends it.
  *
- * <p>It never fires for a follower that is merely slow (its log grows), one cut off from the leader
- * (no heartbeat, so no newer commit index and no leader for long), one up to date, or one receiving a
- * snapshot. After asking, it waits {@link #RETRY_AFTER} before it may ask again.
+ * <p>It never fires for a follower that is merely slow (its log grows), one up to date, one receiving
+ * a snapshot, or one whose leader changes. One cut off from the leader is not its case either: the
+ * caller then has no fresh commit index of that leader to give (0). After asking, it waits
+ * {@link #RETRY_AFTER} before it may ask again.
  */
 final class StalledReplicaRule {
     static final Duration STALLED_AFTER = Duration.ofSeconds(10);
     static final Duration RETRY_AFTER = Duration.ofSeconds(60);
 
     private String leader;
+
+    /** This node's replica is not a follower now (it leads, or is gone): forget the count and the leader. */
+    void reset() {
+        leader = null;
+        lastIndex = Long.MIN_VALUE;
+        counting = false;
+    }
+
+    /** The leader the last sample counted under: the one to ask to step down. */
+    String leader() {
+        return leader;
+    }
     private long lastIndex = Long.MIN_VALUE;
     /** Whether the replica is behind and its log unchanged since {@code stalledSince} (nanoTime may be negative: no sentinel). */
     private boolean counting;
@@ -34,11 +48,15 @@ final class StalledReplicaRule {
     private long askedAt;
 
     /**
-     * One sample at {@code nanos}: the replica's leader (null when none is known), the index of its
-     * last log entry, the leader's commit index as last heard (0 when unknown), and whether a snapshot
-     * is being written into it. True when the leader should be asked to step down now.
+     * One sample at {@code nanos}: the replica's leader (null when none is known now: the last known
+     * one is kept), the index of its last log entry, the leader's commit index as freshly heard (0 when
+     * unknown), and whether a snapshot is being written into it. True when that leader should be asked
+     * to step down now.
      */
     boolean stalled(long nanos, String leader, long lastIndex, long leaderCommit, boolean snapshotArriving) {
+        if (leader == null) {
+            leader = this.leader; // between a stuck follower's vain campaigns: still the same leader's follower
+        }
         boolean changed = leader == null || !leader.equals(this.leader) || lastIndex != this.lastIndex;
         this.leader = leader;
         this.lastIndex = lastIndex;

@@ -8,12 +8,16 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.GroupInfoReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -23,8 +27,11 @@ import org.apache.ratis.server.protocol.TermIndex;
 /**
  * Runs on the node's timer thread (one pass every {@value #PERIOD_MILLIS} ms, its rules confined to
  * it): samples every follower replica of this node and, when {@link StalledReplicaRule} says a leader
- * stopped feeding one, asks that leader to step down. The request itself runs on a virtual thread so
- * the timer never waits on the network. Also home of the two steps {@link RejoinWatch} shares: whether
+ * stopped feeding one, asks that leader to step down. A follower that the leader feeds only requests
+ * it must refuse (INCONSISTENCY) never learns the leader's commit index from them, so once its log has
+ * not moved for {@link #PROBE_AFTER} the watch asks the leader for it (a group-info request, at most
+ * one per shard per {@link #PROBE_AFTER}; an idle shard's followers cost one such request each per
+ * 5 s). Requests run on virtual threads so the timer never waits on the network. Also home of the two steps {@link RejoinWatch} shares: whether
  * a snapshot is arriving, and the step-down request.
  */
 final class StalledReplicaWatch implements Runnable {
@@ -32,7 +39,21 @@ final class StalledReplicaWatch implements Runnable {
     private static final System.Logger LOG = System.getLogger("strand.cluster");
 
     private final RaftNode node;
+    /** Log unchanged this long: ask the leader for its commit index. */
+    static final Duration PROBE_AFTER = Duration.ofSeconds(5);
+    /** A probe's answer counts this long. */
+    static final Duration PROBE_FRESH = Duration.ofSeconds(15);
+
+    /** The leader's commit index as a probe heard it. */
+    private record Probe(String leader, long commit, long atNanos) {
+    }
+
     private final Map<Integer, StalledReplicaRule> rules = new HashMap<>();
+    /** Per shard: the last log index seen and since when (timer thread). */
+    private final Map<Integer, long[]> lastSeen = new HashMap<>();
+    /** Written by probe threads, read by the timer. */
+    private final Map<Integer, Probe> probes = new ConcurrentHashMap<>();
+    private final Set<Integer> probing = ConcurrentHashMap.newKeySet();
     private final AtomicLong stepDowns = new AtomicLong();
 
     private StalledReplicaWatch(RaftNode node) {
@@ -63,29 +84,74 @@ final class StalledReplicaWatch implements Runnable {
 
     private void check(int shard) {
         StalledReplicaRule rule = rules.computeIfAbsent(shard, k -> new StalledReplicaRule());
-        Optional<RaftServer.Division> d = node.division(shard).filter(x -> x.getInfo().isAlive() && x.getInfo().isFollower());
-        RaftPeerId leader = d.map(x -> x.getInfo().getLeaderId()).orElse(null);
-        if (d.isEmpty() || leader == null) {
-            rule.stalled(System.nanoTime(), null, -1, 0, false);
+        Optional<RaftServer.Division> d = node.division(shard)
+                .filter(x -> x.getInfo().isAlive() && (x.getInfo().isFollower() || x.getInfo().isCandidate()));
+        if (d.isEmpty()) {
+            rule.reset();
             return;
         }
+        long now = System.nanoTime();
+        RaftPeerId current = d.get().getInfo().getLeaderId();
+        String leader = current != null ? current.toString() : rule.leader();
         TermIndex last = d.get().getRaftLog().getLastEntryTermIndex();
         long lastIndex = last == null ? -1 : last.getIndex();
         long leaderCommit = 0;
-        for (CommitInfoProto info : d.get().getCommitInfos()) {
-            if (RaftPeerId.valueOf(info.getServer().getId()).equals(leader)) {
-                leaderCommit = info.getCommitIndex();
+        if (leader != null) {
+            for (CommitInfoProto info : d.get().getCommitInfos()) { // carried by the leader's successful heartbeats
+                if (info.getServer().getId().toStringUtf8().equals(leader)) {
+                    leaderCommit = info.getCommitIndex();
+                }
+            }
+            Probe p = probes.get(shard);
+            if (p != null && p.leader().equals(leader) && now - p.atNanos() < PROBE_FRESH.toNanos()) {
+                leaderCommit = Math.max(leaderCommit, p.commit());
+            }
+            if (unchangedFor(shard, lastIndex, now) >= PROBE_AFTER.toNanos()
+                    && (p == null || now - p.atNanos() >= PROBE_AFTER.toNanos()) && probing.add(shard)) {
+                probe(shard, leader); // a follower answering INCONSISTENCY never hears the leader's commit index itself
             }
         }
         boolean arriving = leaderCommit > lastIndex && snapshotArriving(node, shard, StalledReplicaRule.STALLED_AFTER);
-        if (rule.stalled(System.nanoTime(), leader.toString(), lastIndex, leaderCommit, arriving)) {
+        if (rule.stalled(now, current == null ? null : leader, lastIndex, leaderCommit, arriving)) {
             stepDowns.incrementAndGet();
-            LOG.log(System.Logger.Level.WARNING, "shard " + shard + " on " + node.nodeId() + ": leader " + leader
+            LOG.log(System.Logger.Level.WARNING, "shard " + shard + " on " + node.nodeId() + ": leader " + rule.leader()
                     + " commits up to " + leaderCommit + " but this replica's log has stayed at " + lastIndex + " for "
                     + StalledReplicaRule.STALLED_AFTER.toSeconds() + " s (a leader that stopped feeding it; Ratis 3.3.0,"
-                    + " RATIS-2605); asking " + leader + " to step down");
-            askToStepDown(node, shard, leader);
+                    + " RATIS-2605); asking " + rule.leader() + " to step down");
+            askToStepDown(node, shard, RaftPeerId.valueOf(rule.leader()));
         }
+    }
+
+    /** Nanos since this replica's last log index was last seen to change. */
+    private long unchangedFor(int shard, long lastIndex, long now) {
+        long[] seen = lastSeen.computeIfAbsent(shard, k -> new long[] {lastIndex, now});
+        if (seen[0] != lastIndex) {
+            seen[0] = lastIndex;
+            seen[1] = now;
+        }
+        return now - seen[1];
+    }
+
+    /** Asks {@code leader} for its commit index (a group-info request, no log entry, no heartbeat round), on a virtual thread. */
+    private void probe(int shard, String leader) {
+        RaftGroupId gid = RaftGroupId.valueOf(ClusterSpec.groupId(shard));
+        RaftGroup group = RaftGroup.valueOf(gid, node.peersOf(shard));
+        Thread.ofVirtual().name("strand-stall-probe-" + shard).start(() -> {
+            try (RaftClient admin = node.adminClient(group, Duration.ofSeconds(2))) {
+                GroupInfoReply info = admin.getGroupManagementApi(RaftPeerId.valueOf(leader)).info(gid);
+                if (info.getRoleInfoProto().getRole() == RaftPeerRole.LEADER) {
+                    for (CommitInfoProto c : info.getCommitInfos()) {
+                        if (c.getServer().getId().toStringUtf8().equals(leader)) {
+                            probes.put(shard, new Probe(leader, c.getCommitIndex(), System.nanoTime()));
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // no fresh figure: the rule gets none, as for a follower cut off from its leader
+            } finally {
+                probing.remove(shard);
+            }
+        });
     }
 
     /** Asks {@code leader} of {@code shard} to step down, on a virtual thread; the next term's leader feeds every follower afresh. */

@@ -44,13 +44,21 @@ class StalledReplicaRuleTest {
     }
 
     @Test
-    void noLeaderOrANewLeaderShouldStartTheCountAgain() {
-        assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, s % 8 == 7 ? null : "n1", 500, 900, false)),
-                "a leader that keeps disappearing is an election matter, not this rule's");
+    void aNewLeaderShouldStartTheCountAgainButAMomentWithoutOneShouldNot() {
+        assertEquals(List.of(10, 70), firings(120, (rule, s) -> rule.stalled(s * SECOND, s % 3 == 2 ? null : "n1", 500, 900, false)),
+                "a stuck follower keeps timing out and forgetting its leader between that leader's requests");
         assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, s < 60 ? "n" + (s / 9) : "n2", 500, 900,
                 s >= 60)), "a leader change every 9 s, then a snapshot arriving: never");
         List<Integer> fired = firings(40, (rule, s) -> rule.stalled(s * SECOND, s < 8 ? "n1" : "n2", 500, 900, false));
         assertEquals(List.of(18), fired, "ten seconds counted from the new leader's first sample");
+        StalledReplicaRule rule = new StalledReplicaRule();
+        assertFalse(rule.stalled(0, null, 500, 900, false), "no leader ever known: nobody to ask");
+        assertEquals(null, rule.leader());
+    }
+
+    @Test
+    void aFollowerCutOffFromItsLeaderHasNoFreshCommitIndexAndShouldNeverFire() {
+        assertEquals(List.of(), firings(120, (rule, s) -> rule.stalled(s * SECOND, s < 5 ? "n1" : null, 500, s < 5 ? 900 : 0, false)));
     }
 
     @Test
