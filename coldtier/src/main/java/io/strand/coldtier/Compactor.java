@@ -94,7 +94,15 @@ public final class Compactor {
             try (SegmentWriter w = SegmentWriter.create(file, first.prevChainSha256(), log.config().blockBytes(),
                     log.config().zstdLevel())) {
                 for (SegmentMeta s : run) {
-                    byte[] whole = log.store().get(s.key());
+                    byte[] whole;
+                    try {
+                        whole = log.store().get(s.key());
+                    } catch (StrandException e) {
+                        if (e.code() == ErrorCode.NOT_FOUND && !log.refresh().segments().contains(s)) {
+                            return false; // retired (a trim) and collected since this run was planned: someone else changed it
+                        }
+                        throw e; // a segment the manifest still lists is missing: not ours to hide
+                    }
                     SegmentReader r = SegmentReader.verifyAll(s.key(), whole, w::append);
                     if (!s.matches(r.trailer())) {
                         throw ColdErrors.corrupt(s.key(), s.firstSeq(), s.lastSeq(), "trailer does not match the manifest entry");
