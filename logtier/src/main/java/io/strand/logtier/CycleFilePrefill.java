@@ -15,7 +15,7 @@ import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 
 /**
- * Thread-safe (no state but counters and a per-thread read buffer): puts the first {@link #BYTES} of
+ * Thread-safe (no state but a counter and a per-thread read buffer): puts the first {@link #BYTES} of
  * a cycle file that Chronicle is about to create into the page cache, as clean zero pages of a sparse
  * file, so that Chronicle's first touches of the new mapping find their pages there.
  *
@@ -45,7 +45,6 @@ final class CycleFilePrefill {
     private static final String SUFFIX = ".precreated";
     private static final ConcurrentHashMap<String, DateTimeFormatter> FORMATS = new ConcurrentHashMap<>();
     private static final ThreadLocal<ByteBuffer> READ_BUFFER = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(32 << 10));
-    private static final AtomicLong PREPARED = new AtomicLong();
     private static final AtomicLong UNUSED = new AtomicLong();
 
     private CycleFilePrefill() {
@@ -83,7 +82,6 @@ final class CycleFilePrefill {
             discard(prefill);
             return null;
         }
-        PREPARED.incrementAndGet();
         return prefill;
     }
 
@@ -102,11 +100,7 @@ final class CycleFilePrefill {
         return format.format(Instant.ofEpochMilli((long) cycle * rollCycle.lengthInMillis()));
     }
 
-    /** Prefills made, and of those the ones Chronicle did not take (a wrong name would show here). */
-    static long prepared() {
-        return PREPARED.get();
-    }
-
+    /** Prefills Chronicle did not take (a wrong cycle name would show here). */
     static long unused() {
         return UNUSED.get();
     }
