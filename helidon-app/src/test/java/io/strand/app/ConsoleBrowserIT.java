@@ -211,15 +211,22 @@ class ConsoleBrowserIT {
         seen(entry(60));
         assertEquals(0, browser.findElements(entry(59)).size());
 
-        // jump to a time: from the first entry at or after it
-        long ts = root.get("/v1/ws/acme/logs/chat/entries?from=40&limit=1").json().get("entries").get(0).get("ts").asLong();
+        // jump to a time: from the first entry at or after it. Serial appends can share a millisecond, so
+        // the target is the first entry from seq 40 on whose ts is later than its predecessor's.
+        com.fasterxml.jackson.databind.JsonNode page = root.get("/v1/ws/acme/logs/chat/entries?from=39&limit=60").json().get("entries");
+        int at = 1;
+        while (at < page.size() - 1 && page.get(at).get("ts").asLong() == page.get(at - 1).get("ts").asLong()) {
+            at++;
+        }
+        long target = page.get(at).get("seq").asLong();
+        long ts = page.get(at).get("ts").asLong();
         jump = browser.findElement(By.id("jump-to"));
         jump.clear();
         jump.sendKeys(java.time.Instant.ofEpochMilli(ts).toString());
         jump.submit();
-        seen(entry(40));
+        seen(entry((int) target));
         seen(By.id("caught-up"));
-        assertEquals(0, browser.findElements(entry(39)).size(), "entries before the time are not shown");
+        assertEquals(0, browser.findElements(entry((int) target - 1)).size(), "entries before the time are not shown");
         shot("06-log-jump");
 
         // a longer replay: the progress bar fills, then marks the catch-up
