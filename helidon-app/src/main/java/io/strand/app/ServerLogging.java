@@ -6,7 +6,6 @@ import java.util.logging.Formatter;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 
 /**
  * {@code --log-format text|json} and {@code --log-level}: how the server's log lines (java.util.logging,
@@ -66,6 +65,6 @@ public record ServerLogging(boolean json, Level level) {
     }
 
     public Formatter formatter() {
-        return json ? new JsonLogFormatter() : new SimpleFormatter();
+        return json ? new JsonLogFormatter() : new TextLogFormatter();
     }
 }

@@ -50,4 +50,18 @@ class ServerLoggingTest {
         assertTrue(json.get("ts").asText().endsWith("Z"), line);
         assertTrue(json.has("thread"));
     }
+
+    @Test
+    void textLinesShouldCarryTheTimeToTheMillisecondOnOneLine() {
+        LogRecord record = new LogRecord(Level.INFO, "leader of shard {0} changed");
+        record.setParameters(new Object[] {3});
+        record.setLoggerName("strand.cluster");
+        record.setInstant(java.time.Instant.parse("2026-12-02T07:05:21Z"));
+        String line = ServerLogging.parse("text", "info").formatter().format(record);
+        assertEquals("2026-12-02T07:05:21.000Z INFO strand.cluster [" + Thread.currentThread().getName()
+                + "]: leader of shard 3 changed" + System.lineSeparator(), line);
+        record.setThrown(new IllegalStateException("boom"));
+        String withTrace = new TextLogFormatter().format(record);
+        assertTrue(withTrace.contains(System.lineSeparator() + "java.lang.IllegalStateException: boom"), withTrace);
+    }
 }

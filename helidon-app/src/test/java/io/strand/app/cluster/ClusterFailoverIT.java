@@ -43,6 +43,8 @@ class ClusterFailoverIT {
     private static final List<String> NODES = List.of("n1", "n2", "n3");
     private static final Duration FAILOVER_MAX = Duration.ofSeconds(30);
     private static final Duration CATCH_UP_MAX = Duration.ofSeconds(120);
+    /** A failover slower than this prints the clients' write attempts around it (the goal is 3 s). */
+    private static final long SLOW_FAILOVER_MS = 2_000;
 
     @TempDir
     Path dir;
@@ -149,11 +151,16 @@ class ClusterFailoverIT {
         nodes.start(leader);
         long restartMs = since(restartAt);
         long caughtUpMs = history.awaitCaughtUp(CATCH_UP_MAX);
+        String timeline = failover > SLOW_FAILOVER_MS ? load.timeline() : ""; // now every attempt of the window has ended
         ClusterHistory.Check c = history.check("loop " + loop, false);
         loopNotes.add(leader + " | " + failover + " | " + restartMs + " | " + caughtUpMs);
         System.out.println("ClusterFailoverIT loop " + loop + " at " + since(started) / 1000 + " s: killed " + leader
                 + ", failover " + failover + " ms, restart " + restartMs + " ms, caught up " + caughtUpMs + " ms, local-only reads "
                 + history.localReads() + ", " + c);
+        if (!timeline.isEmpty()) {
+            System.out.println("ClusterFailoverIT loop " + loop + ": failover over " + SLOW_FAILOVER_MS
+                    + " ms; the write attempts in flight at the kill or sent before the first ack after it:\n" + timeline);
+        }
         return c;
     }
 

@@ -75,6 +75,12 @@ final class FailoverLoad implements AutoCloseable {
     final ConcurrentLinkedQueue<Long> latencyMillis = new ConcurrentLinkedQueue<>();
     private volatile long killedAt = Long.MAX_VALUE;
     private final AtomicLong firstAckAfterKill = new AtomicLong(Long.MAX_VALUE);
+    /** Every write answered (or failed) since the last kill, for {@link #timeline}: where a slow failover waited. */
+    private final ConcurrentLinkedQueue<Sent> sinceKill = new ConcurrentLinkedQueue<>();
+
+    /** One write attempt: which client sent it to which node, when, and how it ended (status, error code or "no answer"). */
+    private record Sent(String client, String node, long sentNanos, long answeredNanos, String outcome) {
+    }
 
     FailoverLoad(ClusterNodes nodes, long seed) {
         this.nodes = nodes;
@@ -94,7 +100,32 @@ final class FailoverLoad implements AutoCloseable {
     /** From now on, {@link #failoverNanos} waits for the first ack of a write sent at or after {@code nanos}. */
     void killedAt(long nanos) {
         firstAckAfterKill.set(Long.MAX_VALUE);
+        sinceKill.clear();
         killedAt = nanos;
+    }
+
+    /**
+     * The write attempts of the last failover, one line each, in order of sending: those in flight at the
+     * kill and those sent before the first ack after it (ms relative to the kill). Printed for a slow
+     * failover, so a run shows which requests the clients were waiting on.
+     */
+    String timeline() {
+        long kill = killedAt;
+        long first = firstAckAfterKill.get();
+        StringBuilder out = new StringBuilder();
+        sinceKill.stream().filter(s -> s.sentNanos <= first).sorted(java.util.Comparator.comparingLong(Sent::sentNanos))
+                .forEach(s -> out.append(String.format("  %-12s -> %s  sent %+6d ms  answered %+6d ms  %s%n", s.client, s.node,
+                        (s.sentNanos - kill) / 1_000_000, (s.answeredNanos - kill) / 1_000_000, s.outcome)));
+        return out.toString();
+    }
+
+    private void answered(String node, long sentNanos, Http.Reply reply) {
+        long now = System.nanoTime();
+        if (now >= killedAt) {
+            String outcome = reply == null ? "no answer" : reply.status() == 200 ? "200"
+                    : reply.status() + " " + reply.body().substring(0, Math.min(160, reply.body().length()));
+            sinceKill.add(new Sent(Thread.currentThread().getName(), node, sentNanos, now, outcome));
+        }
     }
 
     /** Nanos from the kill to the first ack of a write sent after it; -1 if none yet. */
@@ -141,11 +172,15 @@ final class FailoverLoad implements AutoCloseable {
             return null;
         }
         requests.incrementAndGet();
+        long sent = System.nanoTime();
+        Http.Reply reply;
         try {
-            return new Http(url, null).post(path, body);
+            reply = new Http(url, null).post(path, body);
         } catch (IllegalStateException e) {
-            return null; // connection refused or reset: the outcome is unknown
+            reply = null; // connection refused or reset: the outcome is unknown
         }
+        answered(id, sent, reply);
+        return reply;
     }
 
     private static boolean inDoubt(Http.Reply r) {
