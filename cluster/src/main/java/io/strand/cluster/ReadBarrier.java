@@ -73,7 +73,7 @@ final class ReadBarrier {
         CompletableFuture<Long> leaderIndex;
         try {
             leaderIndex = node.submitLocally(shard, BARRIER, RaftClientRequest.readRequestType())
-                    .orElseGet(() -> node.client(shard).async().sendReadOnlyUnordered(BARRIER)).thenApply(reply -> {
+                    .orElseGet(() -> node.readClient(shard).async().sendReadOnlyUnordered(BARRIER)).thenApply(reply -> {
                 if (!reply.isSuccess()) {
                     throw new java.util.concurrent.CompletionException(reply.getException());
                 }
@@ -109,7 +109,7 @@ final class ReadBarrier {
         RaftClient c = node.client(shard);
         try {
             c.async().send(Message.valueOf(ShardEntry.proposal(List.of()))).whenComplete((r, e) -> {
-                if (e != null) {
+                if (e != null && ShardProposer.closesWindow(ShardProposer.unwrap(e))) {
                     node.clientFailed(shard, c);
                 }
             });

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -20,6 +21,7 @@ import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.GroupInfoReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -154,11 +156,33 @@ final class StalledReplicaWatch implements Runnable {
         });
     }
 
-    /** Asks {@code leader} of {@code shard} to step down, on a virtual thread; the next term's leader feeds every follower afresh. */
+    /**
+     * Asks {@code leader} of {@code shard} to hand leadership to another replica, on a virtual thread; the
+     * next term's leader feeds every follower afresh. The target is a replica other than the leader and
+     * this node (whose own replica is the one behind, so it could not take over): a plain step-down let
+     * the same leader win the next election and, in one fault run, stop feeding the same replica again.
+     * Ratis only transfers to a replica of the highest priority, so this works when the target is the
+     * shard's preferred leader; otherwise (or when the target is down or not caught up within 3 s) it is
+     * a plain step-down, and {@link StalledReplicaRule#RETRY_AFTER} bounds how long a re-elected leader
+     * that stalls again is left alone.
+     */
     static void askToStepDown(RaftNode node, int shard, RaftPeerId leader) {
-        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), node.peersOf(shard));
+        List<RaftPeer> peers = node.peersOf(shard);
+        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peers);
+        RaftPeerId self = RaftPeerId.valueOf(node.nodeId());
+        RaftPeerId target = peers.stream().map(RaftPeer::getId).filter(id -> !id.equals(leader) && !id.equals(self))
+                .findFirst().orElse(null);
         Thread.ofVirtual().name("strand-step-down-" + shard).start(() -> {
             try (RaftClient admin = node.adminClient(group, Duration.ofSeconds(5))) {
+                if (target != null) {
+                    try {
+                        admin.admin().transferLeadership(target, leader, 3_000);
+                        return;
+                    } catch (IOException | RuntimeException e) {
+                        LOG.log(System.Logger.Level.INFO, "shard " + shard + ": leadership transfer from " + leader + " to "
+                                + target + " not done (" + e + "); asking it to step down");
+                    }
+                }
                 admin.admin().transferLeadership(null, leader, 3_000);
             } catch (IOException | RuntimeException e) {
                 LOG.log(System.Logger.Level.INFO, "shard " + shard + ": step-down of " + leader + " not done: " + e);
