@@ -21,16 +21,20 @@ import java.time.Duration;
  * <p>It never fires for a follower that is merely slow (its log grows), one up to date, one receiving
  * a snapshot, or one whose leader changes. One cut off from the leader is not its case either: the
  * caller then has no fresh commit index of that leader to give (0). After asking, it waits
- * {@link #RETRY_AFTER} before it may ask again.
+ * {@link #RETRY_AFTER} before it may ask again, twice that after the next ask of the same stall, and so on.
  */
 final class StalledReplicaRule {
     static final Duration STALLED_AFTER = Duration.ofSeconds(10);
     /**
-     * Short enough that a stall outlives at most two asks within a client's patience: in one fault run
-     * the leader that stepped down won the next election and stopped feeding the same replica again
-     * (the next ask, then 60 s later, moved leadership elsewhere and ended it).
+     * The wait before asking again while the same stall goes on; it doubles with each ask, up to
+     * {@link #RETRY_MAX}. In one fault run the leader that stepped down won the next election and
+     * stalled the same replica again, and the next ask (60 s later then) moved leadership elsewhere and
+     * ended it. When the stalling leader is the shard's preferred leader it wins every election, and
+     * asking often only costs the shard a forced election each time: hence the doubling.
      */
     static final Duration RETRY_AFTER = Duration.ofSeconds(20);
+    static final Duration RETRY_MAX = Duration.ofMinutes(5);
+    private long retryNanos = RETRY_AFTER.toNanos();
 
     private String leader;
 
@@ -72,10 +76,14 @@ final class StalledReplicaRule {
         if (changed || !counting) {
             counting = true; // behind, and unchanged from here on: the count starts
             stalledSince = nanos;
+            retryNanos = RETRY_AFTER.toNanos();
             return false;
         }
-        if (nanos - stalledSince < STALLED_AFTER.toNanos() || (asked && nanos - askedAt < RETRY_AFTER.toNanos())) {
+        if (nanos - stalledSince < STALLED_AFTER.toNanos() || (asked && nanos - askedAt < retryNanos)) {
             return false;
+        }
+        if (asked && askedAt >= stalledSince) { // this stall outlived the last ask: wait longer before the next
+            retryNanos = Math.min(2 * retryNanos, RETRY_MAX.toNanos());
         }
         asked = true;
         askedAt = nanos;
