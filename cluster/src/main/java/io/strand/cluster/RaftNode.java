@@ -249,7 +249,8 @@ public final class RaftNode implements AutoCloseable {
     }
 
     /**
-     * The client that asks shard {@code k}'s leader for read indexes, created on first use. Not the
+     * The client that asks shard {@code k}'s leader for read indexes (and {@link StalledReplicaWatch}'s
+     * group-info probes), created on first use. Not the
      * proposals' client: when a peer answers "not leader", Ratis's client closes its channel to that peer
      * on the thread that then schedules the retry, and the close waits up to 3 s for the channel's open
      * calls. A read index that peer is still working on (a follower asking a leader that just died) kept

@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -21,7 +20,6 @@ import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.GroupInfoReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -134,13 +132,17 @@ final class StalledReplicaWatch implements Runnable {
         return now - seen[1];
     }
 
-    /** Asks {@code leader} for its commit index (a group-info request, no log entry, no heartbeat round), on a virtual thread. */
+    /**
+     * Asks {@code leader} for its commit index (a group-info request, no log entry, no heartbeat round), on
+     * a virtual thread, through the shard's read client: its channels stay open between probes. (A new
+     * admin client per probe cost a gRPC channel set up and torn down each time, and every idle follower
+     * replica is probed every {@link #PROBE_AFTER}.)
+     */
     private void probe(int shard, String leader) {
         RaftGroupId gid = RaftGroupId.valueOf(ClusterSpec.groupId(shard));
-        RaftGroup group = RaftGroup.valueOf(gid, node.peersOf(shard));
         Thread.ofVirtual().name("strand-stall-probe-" + shard).start(() -> {
-            try (RaftClient admin = node.adminClient(group, Duration.ofSeconds(2))) {
-                GroupInfoReply info = admin.getGroupManagementApi(RaftPeerId.valueOf(leader)).info(gid);
+            try {
+                GroupInfoReply info = node.readClient(shard).getGroupManagementApi(RaftPeerId.valueOf(leader)).info(gid);
                 if (info.getRoleInfoProto().getRole() == RaftPeerRole.LEADER) {
                     for (CommitInfoProto c : info.getCommitInfos()) {
                         if (c.getServer().getId().toStringUtf8().equals(leader)) {
@@ -157,32 +159,15 @@ final class StalledReplicaWatch implements Runnable {
     }
 
     /**
-     * Asks {@code leader} of {@code shard} to hand leadership to another replica, on a virtual thread; the
-     * next term's leader feeds every follower afresh. The target is a replica other than the leader and
-     * this node (whose own replica is the one behind, so it could not take over): a plain step-down let
-     * the same leader win the next election and, in one fault run, stop feeding the same replica again.
-     * Ratis only transfers to a replica of the highest priority, so this works when the target is the
-     * shard's preferred leader; otherwise (or when the target is down or not caught up within 3 s) it is
-     * a plain step-down, and {@link StalledReplicaRule#RETRY_AFTER} bounds how long a re-elected leader
-     * that stalls again is left alone.
+     * Asks {@code leader} of {@code shard} to step down, on a virtual thread; the next term's leader feeds
+     * every follower afresh. A plain step-down, not a transfer to a chosen replica: Ratis transfers only to
+     * a replica of the highest priority, and while a transfer waits for its target to catch up the leader
+     * refuses every write (tried: transfers to a lower-priority replica hung 8 s before failing).
      */
     static void askToStepDown(RaftNode node, int shard, RaftPeerId leader) {
-        List<RaftPeer> peers = node.peersOf(shard);
-        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peers);
-        RaftPeerId self = RaftPeerId.valueOf(node.nodeId());
-        RaftPeerId target = peers.stream().map(RaftPeer::getId).filter(id -> !id.equals(leader) && !id.equals(self))
-                .findFirst().orElse(null);
+        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), node.peersOf(shard));
         Thread.ofVirtual().name("strand-step-down-" + shard).start(() -> {
             try (RaftClient admin = node.adminClient(group, Duration.ofSeconds(5))) {
-                if (target != null) {
-                    try {
-                        admin.admin().transferLeadership(target, leader, 3_000);
-                        return;
-                    } catch (IOException | RuntimeException e) {
-                        LOG.log(System.Logger.Level.INFO, "shard " + shard + ": leadership transfer from " + leader + " to "
-                                + target + " not done (" + e + "); asking it to step down");
-                    }
-                }
                 admin.admin().transferLeadership(null, leader, 3_000);
             } catch (IOException | RuntimeException e) {
                 LOG.log(System.Logger.Level.INFO, "shard " + shard + ": step-down of " + leader + " not done: " + e);
