@@ -165,14 +165,13 @@ final class FailoverLoad implements AutoCloseable {
         return from.isEmpty() ? home : from.get(r.nextInt(from.size()));
     }
 
-    /** One request to {@code id}; null when it could not be answered (node down, connection lost). */
-    private Http.Reply post(String id, String path, String body) {
+    /** One request to {@code id}, sent at {@code sent} (the caller's clock, also its ack latency); null when it could not be answered (node down, connection lost). */
+    private Http.Reply post(String id, long sent, String path, String body) {
         String url = nodes.url(id);
         if (url == null) {
             return null;
         }
         requests.incrementAndGet();
-        long sent = System.nanoTime();
         Http.Reply reply;
         try {
             reply = new Http(url, null).post(path, body);
@@ -205,7 +204,7 @@ final class FailoverLoad implements AutoCloseable {
             while (true) {
                 String node = target(home, avoid, r);
                 long sent = System.nanoTime();
-                Http.Reply reply = post(node, "/v1/ws/" + WS + "/logs/" + PRODUCED + "/entries", body);
+                Http.Reply reply = post(node, sent, "/v1/ws/" + WS + "/logs/" + PRODUCED + "/entries", body);
                 if (!inDoubt(reply)) {
                     if (reply.status() != 200) {
                         failures.add(producer + " seq " + pseq + " on " + node + ": " + reply.status() + " " + reply.body());
@@ -245,7 +244,7 @@ final class FailoverLoad implements AutoCloseable {
             body.append("]}");
             String node = target(home, avoid, r);
             long sent = System.nanoTime();
-            Http.Reply reply = post(node, "/v1/ws/" + WS + "/logs/" + PLAIN + "/entries", body.toString());
+            Http.Reply reply = post(node, sent, "/v1/ws/" + WS + "/logs/" + PLAIN + "/entries", body.toString());
             if (inDoubt(reply)) {
                 inDoubtAppends.addAll(ids); // may or may not be in the log; never retried
                 avoid = node;
@@ -274,7 +273,7 @@ final class FailoverLoad implements AutoCloseable {
             docOps.add(op);
             String node = target(home, avoid, r);
             long sent = System.nanoTime();
-            Http.Reply reply = post(node, "/v1/ws/" + WS + "/docs/" + op.doc + "/incr", body);
+            Http.Reply reply = post(node, sent, "/v1/ws/" + WS + "/docs/" + op.doc + "/incr", body);
             if (inDoubt(reply)) {
                 op.outcome = Outcome.IN_DOUBT;
                 avoid = node;
