@@ -1,10 +1,12 @@
 package io.strand.cluster;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 
@@ -20,8 +22,9 @@ import org.apache.ratis.server.RaftServer;
  * every time and never catches up while that leader stays (Ratis 3.3.0, {@code
  * LogAppenderBase.getNextIndexForInconsistency}); the replica even drops that leader between its
  * heartbeats and asks for votes in vain. When the replica's log stays empty for {@link #STUCK_AFTER}
- * after it heard from another node as leader, and no snapshot is arriving, the watch asks that leader
- * to step down; the next term's leader starts from what each follower really holds (the log from its
+ * after it heard from another node as leader, no snapshot is arriving, and that leader remembers this
+ * replica committing entries (its commit info for this node is past the start), the watch asks it to
+ * step down; the next term's leader starts from what each follower really holds (the log from its
  * start, or a snapshot install). Cost: one election of that shard. The watch ends when the replica
  * holds an entry or after {@link #GIVE_UP}.
  */
@@ -35,7 +38,9 @@ final class RejoinWatch implements Runnable {
     private final int shard;
     private final long started = System.nanoTime();
     private long emptySince = -1;
-    private int stepDowns;
+    private final AtomicInteger stepDowns = new AtomicInteger();
+    /** Set on the timer thread while a probe runs on its virtual thread, cleared by that probe. */
+    private volatile boolean probing;
     /** The last leader the replica knew of. */
     private RaftPeerId lastLeader;
     private volatile ScheduledFuture<?> task;
@@ -91,11 +96,37 @@ final class RejoinWatch implements Runnable {
             return;
         }
         emptySince = -1;
-        stepDowns++;
-        LOG.log(System.Logger.Level.WARNING, "shard " + shard + " on " + node.nodeId() + ": this emptied replica got no"
-                + " entry from leader " + leader + " in " + STUCK_AFTER.toSeconds() + " s (the leader remembers what the replica"
-                + " held before its data was lost); asking " + leader + " to step down (" + stepDowns + ")");
-        StalledReplicaWatch.askToStepDown(node, shard, leader);
+        if (!probing) {
+            probing = true;
+            Thread.ofVirtual().name("strand-rejoin-probe-" + shard).start(() -> stepDownIfRemembered(leader));
+        }
+    }
+
+    /**
+     * Asks {@code leader} what it last knew this replica to have committed (a group-info request on the
+     * shard's read client) and asks it to step down only if that is past the start: the leader then
+     * remembers entries this replica lost. A replica that never held any (the cluster's first start,
+     * where a busy node's replica can wait seconds for its first append) is left to the leader, since
+     * a step-down there only costs an election and feeds it no sooner. Runs on a virtual thread.
+     */
+    private void stepDownIfRemembered(RaftPeerId leader) {
+        try {
+            long remembered = StalledReplicaWatch.commitSeenBy(node, shard, leader, node.nodeId()).orElse(0);
+            if (remembered <= 0) {
+                LOG.log(System.Logger.Level.DEBUG, "shard " + shard + " on " + node.nodeId() + ": still empty, but leader "
+                        + leader + " never saw this replica commit an entry: left to catch up");
+                return;
+            }
+            int n = stepDowns.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "shard " + shard + " on " + node.nodeId() + ": this emptied replica got no"
+                    + " entry from leader " + leader + " in " + STUCK_AFTER.toSeconds() + " s, and the leader remembers it"
+                    + " committing up to " + remembered + " before its data was lost; asking " + leader + " to step down (" + n + ")");
+            StalledReplicaWatch.askToStepDown(node, shard, leader);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": rejoin probe of " + leader + " failed: " + e);
+        } finally {
+            probing = false;
+        }
     }
 
     private boolean snapshotArriving() {

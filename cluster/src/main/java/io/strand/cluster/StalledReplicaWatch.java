@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -139,23 +140,31 @@ final class StalledReplicaWatch implements Runnable {
      * replica is probed every {@link #PROBE_AFTER}.)
      */
     private void probe(int shard, String leader) {
-        RaftGroupId gid = RaftGroupId.valueOf(ClusterSpec.groupId(shard));
         Thread.ofVirtual().name("strand-stall-probe-" + shard).start(() -> {
             try {
-                GroupInfoReply info = node.readClient(shard).getGroupManagementApi(RaftPeerId.valueOf(leader)).info(gid);
-                if (info.getRoleInfoProto().getRole() == RaftPeerRole.LEADER) {
-                    for (CommitInfoProto c : info.getCommitInfos()) {
-                        if (c.getServer().getId().toStringUtf8().equals(leader)) {
-                            probes.put(shard, new Probe(leader, c.getCommitIndex(), System.nanoTime()));
-                        }
-                    }
-                }
+                commitSeenBy(node, shard, RaftPeerId.valueOf(leader), leader)
+                        .ifPresent(commit -> probes.put(shard, new Probe(leader, commit, System.nanoTime())));
             } catch (IOException | RuntimeException e) {
                 // no fresh figure: the rule gets none, as for a follower cut off from its leader
             } finally {
                 probing.remove(shard);
             }
         });
+    }
+
+    /**
+     * Asks {@code leader} of {@code shard} (a group-info request, no log entry) how far it knows {@code
+     * server} to have committed: for itself its commit index, for a follower the highest that follower
+     * ever reported to it. Empty if {@code leader} is not the leader or has no figure. Blocks on the network.
+     */
+    static OptionalLong commitSeenBy(RaftNode node, int shard, RaftPeerId leader, String server) throws IOException {
+        GroupInfoReply info = node.readClient(shard).getGroupManagementApi(leader)
+                .info(RaftGroupId.valueOf(ClusterSpec.groupId(shard)));
+        if (info.getRoleInfoProto().getRole() != RaftPeerRole.LEADER) {
+            return OptionalLong.empty();
+        }
+        return info.getCommitInfos().stream().filter(c -> c.getServer().getId().toStringUtf8().equals(server))
+                .mapToLong(CommitInfoProto::getCommitIndex).max();
     }
 
     /**
