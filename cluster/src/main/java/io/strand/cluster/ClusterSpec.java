@@ -43,7 +43,7 @@ import java.util.zip.CRC32C;
  * @param snapshotDefer   a due snapshot waits, up to this many intervals (default 10), until the Raft log
  *                        written since the last one is as large as the copy it costs ({@link SnapshotPolicy})
  * @param snapshotOnStop  take a snapshot when a shard replica stops cleanly (default true: faster restart)
- * @param electionTimeout minimum Raft election timeout; the maximum is twice it (Ratis default 150 ms)
+ * @param electionTimeout minimum Raft election timeout; the maximum is twice it (default 500 ms; Ratis's is 150 ms)
  * @param segmentSizeMax  Raft log segment size in bytes (default 8 MiB: purging works per closed segment)
  * @param joining         true for a node that starts with no shard of its own and waits to be added by
  *                        {@code replace}; false creates the shard groups placement gives this node when
@@ -57,7 +57,7 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
     public static final long DEFAULT_SNAPSHOT_EVERY = 10_000;
     /** See {@link SnapshotPolicy}: a snapshot may wait up to this many intervals for the log to outgrow its copy. */
     public static final int DEFAULT_SNAPSHOT_DEFER = 10;
-    public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(150);
+    public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(500);
     public static final long DEFAULT_SEGMENT_SIZE_MAX = 8L << 20;
     /** Ratis peer priority of a shard's preferred leader; the other replicas have 0. */
     static final int PREFERRED_PRIORITY = 1;

@@ -18,8 +18,13 @@ import org.apache.ratis.util.TimeDuration;
  * Every Ratis setting Strand changes from the Ratis 3.3.0 defaults, in one place, with why. Stateless.
  *
  * <ul>
- *   <li>Election timeout: {@link ClusterSpec#electionTimeout()} to twice it (Ratis default 150–300 ms
- *       kept unless failover measured above 3 s).</li>
+ *   <li>Election timeout: {@link ClusterSpec#electionTimeout()} to twice it, by default 500–1000 ms
+ *       (Ratis: 150–300 ms; heartbeats go every half minimum). With Ratis's, a pause of ~400 ms of the
+ *       whole machine (seen in {@code strand bench --cluster 3} on this VM, every group on all three
+ *       nodes timing out within 100 ms of each other, four seconds after the three replicas of the busy
+ *       shard had each written a snapshot) made every leader step down mid-load, and the in-flight
+ *       writes answered 503 with an unknown outcome. Heartbeats every 75 ms also kept the idle nodes
+ *       busy. Failover stays under the 3 s goal ({@code ClusterFailoverIT}; figures in the README).</li>
  *   <li>{@code raft.server.leaderelection.leader.step-down.wait-time}: 4 election timeouts, not 10 s. A
  *       leader that lost its heartbeats (a CPU-starved box is enough) refuses to campaign for this long,
  *       and as the preferred leader (higher priority) it also rejects equal-log candidates, so with the
