@@ -193,6 +193,12 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
                 electionTimeout, segmentSizeMax, joining);
     }
 
+    /** @param timeout the minimum Raft election timeout (the maximum is twice it); at least 50 ms */
+    public ClusterSpec withElectionTimeout(Duration timeout) {
+        return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, snapshotEvery,
+                snapshotDefer, snapshotOnStop, timeout, segmentSizeMax, joining);
+    }
+
     public ClusterSpec withSegmentSizeMax(long bytes) {
         return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, snapshotEvery,
                 snapshotDefer, snapshotOnStop, electionTimeout, bytes, joining);

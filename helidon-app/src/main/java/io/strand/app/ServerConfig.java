@@ -50,11 +50,15 @@ public record ServerConfig(
     /**
      * Cluster mode (SPEC §13), null on a single node: this node's id, every member as
      * {@code id=HOST:RAFTPORT} (the same list on every node), the shard count (fixed when the cluster
-     * is created), the replicas per shard (all nodes when fewer), and whether this node joins an
-     * existing cluster (it holds no shard until {@code strand cluster replace} moves one to it).
+     * is created), the replicas per shard (all nodes when fewer), whether this node joins an
+     * existing cluster (it holds no shard until {@code strand cluster replace} moves one to it), and
+     * the minimum Raft election timeout (the maximum is twice it).
      */
-    public record Cluster(String nodeId, String members, int shards, int replicas, boolean joining) {
+    public record Cluster(String nodeId, String members, int shards, int replicas, boolean joining, Duration electionTimeout) {
         public Cluster {
+            if (electionTimeout.toMillis() < 50 || electionTimeout.toMillis() > 60_000) {
+                throw new IllegalArgumentException("--election-timeout must be 50ms..60s, not " + electionTimeout.toMillis() + " ms");
+            }
             if (nodeId == null || nodeId.isBlank()) {
                 throw new IllegalArgumentException("--cluster needs --node-id (this node's id in the --cluster list)");
             }
@@ -106,6 +110,8 @@ public record ServerConfig(
             Map.entry("STRAND_SHARDS", "8"),
             Map.entry("STRAND_REPLICAS", "3"),
             Map.entry("STRAND_CLUSTER_JOIN", "false"),
+            // a follower that hears no leader for a random 1..2 times this starts an election
+            Map.entry("STRAND_ELECTION_TIMEOUT", io.strand.cluster.ClusterSpec.DEFAULT_ELECTION_TIMEOUT.toMillis() + "ms"),
 
             // text (one line each, java.util.logging's SimpleFormatter) or json (one object per line)
             Map.entry("STRAND_LOG_FORMAT", ServerLogging.DEFAULT_FORMAT),
@@ -166,7 +172,7 @@ public record ServerConfig(
         String members = get.apply("STRAND_CLUSTER");
         Cluster cluster = members == null ? null : new Cluster(get.apply("STRAND_NODE_ID"), members,
                 Integer.parseInt(get.apply("STRAND_SHARDS")), Integer.parseInt(get.apply("STRAND_REPLICAS")),
-                Boolean.parseBoolean(get.apply("STRAND_CLUSTER_JOIN")));
+                Boolean.parseBoolean(get.apply("STRAND_CLUSTER_JOIN")), duration(get.apply("STRAND_ELECTION_TIMEOUT")));
         return new ServerConfig(
                 get.apply("STRAND_HOST"),
                 Integer.parseInt(get.apply("STRAND_PORT")),

@@ -22,4 +22,16 @@ class ServerConfigTest {
         assertThrows(IllegalArgumentException.class, () -> ServerConfig.from(Map.of("STRAND_MIN_FREE_DISK", "lots")));
         assertThrows(IllegalArgumentException.class, () -> ServerConfig.from(Map.of("STRAND_MIN_FREE_DISK", "-1")));
     }
+
+    @Test
+    void electionTimeoutShouldDefaultToTheClusterSpecsAndRefuseWhatRaftCannotUse() {
+        Map<String, String> cluster = Map.of("STRAND_CLUSTER", "n1=127.0.0.1:7201", "STRAND_NODE_ID", "n1");
+        assertEquals(io.strand.cluster.ClusterSpec.DEFAULT_ELECTION_TIMEOUT, ServerConfig.from(cluster).cluster().electionTimeout());
+        Map<String, String> fast = new java.util.HashMap<>(cluster);
+        fast.put("STRAND_ELECTION_TIMEOUT", "150ms");
+        assertEquals(java.time.Duration.ofMillis(150), ServerConfig.from(fast).cluster().electionTimeout());
+        fast.put("STRAND_ELECTION_TIMEOUT", "10ms");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ServerConfig.from(fast));
+        assertEquals(true, e.getMessage().contains("--election-timeout"), e.getMessage());
+    }
 }

@@ -69,7 +69,8 @@ public final class ClusterPlacement implements Placement {
         this.config = config;
         this.metrics = metrics;
         ServerConfig.Cluster c = config.cluster();
-        ClusterSpec base = tuned(ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas()));
+        ClusterSpec base = tuned(ClusterSpec.of(c.nodeId(), c.members(), c.shards(), config.dataDir()).withReplicas(c.replicas())
+                .withElectionTimeout(c.electionTimeout()));
         this.spec = c.joining() ? base.joiningAs(base.member(c.nodeId()).orElseThrow(() -> new IllegalArgumentException(
                 "--node-id " + c.nodeId() + " is not in --cluster " + c.members())), config.dataDir()) : base;
         io.strand.coldtier.ColdStoreConfig cold = config.coldStoreConfig();
