@@ -13,8 +13,10 @@ import org.apache.ratis.server.RaftServer;
 /**
  * Watches a shard replica that {@link RaftNode} created because this node's storage lacked it (the
  * node came back with an emptied data directory) until the replica holds its first entry. Runs on
- * the node's timer thread, one check every {@value #PERIOD_MILLIS} ms; the step-down request runs on
- * a virtual thread so timers never wait on the network. State is confined to those checks.
+ * the node's timer thread, one check every {@value #PERIOD_MILLIS} ms; the leader probe and the
+ * step-down request run on a virtual thread so timers never wait on the network. State is confined
+ * to those checks, except {@code probing} (set by a check, cleared by its probe) and the step-down
+ * count (the probe's).
  *
  * <p>Why: a Raft leader remembers how far each follower's log reaches (its match index) and never
  * sends it entries at or below that again. A leader that had this replica's acknowledgements before
