@@ -58,6 +58,8 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
     /** See {@link SnapshotPolicy}: a snapshot may wait up to this many intervals for the log to outgrow its copy. */
     public static final int DEFAULT_SNAPSHOT_DEFER = 10;
     public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(500);
+    /** The shortest election timeout a spec accepts (heartbeats go every half of it). */
+    public static final Duration MIN_ELECTION_TIMEOUT = Duration.ofMillis(50);
     public static final long DEFAULT_SEGMENT_SIZE_MAX = 8L << 20;
     /** Ratis peer priority of a shard's preferred leader; the other replicas have 0. */
     static final int PREFERRED_PRIORITY = 1;
@@ -146,8 +148,9 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
             throw new IllegalArgumentException("snapshotDefer must be positive, not " + snapshotDefer);
         }
         electionTimeout = electionTimeout == null ? DEFAULT_ELECTION_TIMEOUT : electionTimeout;
-        if (electionTimeout.toMillis() < 50) {
-            throw new IllegalArgumentException("electionTimeout must be at least 50 ms, not " + electionTimeout);
+        if (electionTimeout.compareTo(MIN_ELECTION_TIMEOUT) < 0) {
+            throw new IllegalArgumentException("electionTimeout must be at least " + MIN_ELECTION_TIMEOUT.toMillis()
+                    + " ms, not " + electionTimeout);
         }
         if (segmentSizeMax < 64 * 1024) {
             throw new IllegalArgumentException("segmentSizeMax must be at least 64 KiB, not " + segmentSizeMax);
@@ -193,7 +196,7 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
                 electionTimeout, segmentSizeMax, joining);
     }
 
-    /** @param timeout the minimum Raft election timeout (the maximum is twice it); at least 50 ms */
+    /** @param timeout the minimum Raft election timeout (the maximum is twice it); at least {@link #MIN_ELECTION_TIMEOUT} */
     public ClusterSpec withElectionTimeout(Duration timeout) {
         return new ClusterSpec(nodeId, members, shards, replicas, dataDir, requestTimeout, snapshotEvery,
                 snapshotDefer, snapshotOnStop, timeout, segmentSizeMax, joining);

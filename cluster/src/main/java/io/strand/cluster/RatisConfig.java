@@ -19,8 +19,8 @@ import org.apache.ratis.util.TimeDuration;
  *
  * <ul>
  *   <li>Election timeout: {@link ClusterSpec#electionTimeout()} to twice it, by default 500–1000 ms
- *       (Ratis: 150–300 ms; heartbeats go every half minimum). With Ratis's, a pause of ~400 ms of the
- *       whole machine (seen in {@code strand bench --cluster 3} on this VM, every group on all three
+ *       (Ratis: 150–300 ms; heartbeats go every half minimum). With Ratis's, what looked like a ~400 ms
+ *       pause of the whole machine (read from the node logs in {@code strand bench --cluster 3} on this VM, every group on all three
  *       nodes timing out within 100 ms of each other, four seconds after the three replicas of the busy
  *       shard had each written a snapshot) made every leader step down mid-load, and the in-flight
  *       writes answered 503 with an unknown outcome. Heartbeats every 75 ms also kept the idle nodes

@@ -56,8 +56,10 @@ public record ServerConfig(
      */
     public record Cluster(String nodeId, String members, int shards, int replicas, boolean joining, Duration electionTimeout) {
         public Cluster {
-            if (electionTimeout.toMillis() < 50 || electionTimeout.toMillis() > 60_000) {
-                throw new IllegalArgumentException("--election-timeout must be 50ms..60s, not " + electionTimeout.toMillis() + " ms");
+            Duration min = io.strand.cluster.ClusterSpec.MIN_ELECTION_TIMEOUT;
+            if (electionTimeout.compareTo(min) < 0 || electionTimeout.toSeconds() > 60) {
+                throw new IllegalArgumentException("--election-timeout must be " + min.toMillis() + "ms..60s, not "
+                        + electionTimeout.toMillis() + " ms");
             }
             if (nodeId == null || nodeId.isBlank()) {
                 throw new IllegalArgumentException("--cluster needs --node-id (this node's id in the --cluster list)");
