@@ -31,15 +31,17 @@ import org.apache.ratis.util.TimeDuration;
  *       default the shard measured up to 10 s without a leader while all three nodes were up.</li>
  *   <li>{@code raft.server.log.unsafe-flush.enabled} and {@code async-flush.enabled} false (the Ratis
  *       defaults, set explicitly): an entry is fsynced in a majority's Raft log before it is acked.</li>
- *   <li>{@code raft.server.log.log-metadata.enabled} left on (the Ratis default), though it costs: the
- *       leader appends a metadata entry holding the commit index after every commit, so each write
- *       costs two Raft entries, two log writes and fsyncs per replica. Measured on three local nodes,
- *       warm, serial HTTP appends to the leader: 290–354 writes/s at 3.9–4.9 ms of server CPU each with
- *       it, 390–458/s at 2.8–3.4 ms without. Without it a restarted replica does not know its commit
- *       index until a leader feeds it: in {@code ClusterFailoverIT} restarted replicas caught up in 5.7 s
- *       (median of 20) against 2.8 s with it, and the one run in which a restarted replica was never
- *       fed again (a Ratis 3.3.0 appender loop, heartbeats answered INCONSISTENCY for 2 minutes) was
- *       without it. Not enough to say it caused that; enough not to ship it unproven.</li>
+ *   <li>{@code raft.server.log.log-metadata.enabled} false: with it (the Ratis default) the leader
+ *       appends a metadata entry holding the commit index after every commit, so each write costs two
+ *       Raft entries, two log writes and fsyncs per replica and two appends to each follower.
+ *       {@code strand bench --cluster 3 append-serial append-batched --warmup 30}, one run each way:
+ *       serial 191 → 235 appends/s at 8,409 → 6,446 µs of server CPU each, batched 24,994 → 28,329
+ *       entries/s at 62.3 → 55.6 µs each. What it would buy: a restarted replica applies up to the
+ *       commit index it had logged before a leader contacts it; without it, a replica restarted while no
+ *       leader is reachable holds its last snapshot's state until a leader is back (a read barrier
+ *       needs a leader either way). It was off once before and put back because restarted
+ *       replicas then caught up slowly, and once not at all; that was the appender retry policy below,
+ *       fixed since ({@code LongOutageCatchUpTest}, {@code ClusterFailoverIT} catch-up times).</li>
  *   <li>{@code raft.server.read.option} LINEARIZABLE: read barriers use ReadIndex, so a follower (or a
  *       deposed leader under a partition) never answers from stale state.</li>
  *   <li>{@code raft.server.snapshot.auto.trigger.*}: on, every {@link SnapshotPolicy#ratisThreshold()}
@@ -88,6 +90,7 @@ final class RatisConfig {
 
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
+        RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(spec.segmentSizeMax()));
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, ENTRY_LIMIT);
         RaftServerConfigKeys.Log.setWriteBufferSize(p, WRITE_BUFFER);
