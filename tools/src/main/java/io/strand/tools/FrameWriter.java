@@ -1,10 +1,8 @@
 package io.strand.tools;
 
+import io.strand.app.ws.WsMask;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -32,7 +30,6 @@ final class FrameWriter {
     static final int PONG = 0xA;
     /** 2 bytes + 8 of extended length + 4 of masking key. */
     static final int MAX_HEADER = 14;
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final OutputStream out;
     private final ReentrantLock lock = new ReentrantLock();
@@ -73,7 +70,7 @@ final class FrameWriter {
             }
             int key = nextKey();
             int h = header(buffer, opcode, length, key);
-            mask(payload, offset, buffer, h, length, key);
+            WsMask.xor(payload, offset, buffer, h, length, key);
             out.write(buffer, 0, h + length);
             out.flush();
         } finally {
@@ -104,18 +101,6 @@ final class FrameWriter {
             b[p + i] = (byte) (key >>> (8 * i));
         }
         return p + 4;
-    }
-
-    /** Copies {@code length} bytes from {@code src} to {@code dst}, XORing them with the key, eight at a time. */
-    static void mask(byte[] src, int from, byte[] dst, int to, int length, int key) {
-        long key8 = (key & 0xFFFFFFFFL) | ((long) key << 32);
-        int i = 0;
-        for (; i + 8 <= length; i += 8) {
-            LONGS.set(dst, to + i, (long) LONGS.get(src, from + i) ^ key8);
-        }
-        for (; i < length; i++) {
-            dst[to + i] = (byte) (src[from + i] ^ (key >>> (8 * (i & 3))));
-        }
     }
 
     private int nextKey() {

@@ -75,9 +75,7 @@ final class ClientFrameReader {
         }
         byte[] payload = length == 0 ? new byte[0] : reader.readBytes((int) length);
         remaining = 0;
-        for (int i = 0; i < payload.length; i++) {
-            payload[i] ^= mask[i & 3];
-        }
+        WsMask.xor(payload, 0, payload, 0, payload.length, WsMask.key(mask));
         return new Frame(fin, opcode, payload);
     }
 
