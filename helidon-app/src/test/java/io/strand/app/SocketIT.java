@@ -76,6 +76,28 @@ class SocketIT {
         }
     }
 
+    /**
+     * Replies queued together for one socket go out in bursts of up to {@code SocketWriter.BURST_BYTES}
+     * per socket write: sixteen pipelined gets of a 20 KB doc (320 KB of replies) need several, and
+     * every reply must still arrive whole, once, in the order asked.
+     */
+    @Test
+    void pipelinedRepliesLargerThanOneBurstShouldArriveWholeAndInOrder() throws Exception {
+        String value = "x".repeat(20_000);
+        try (WsClient c = WsClient.connect(server.wsUrl("acme"))) {
+            assertTrue(c.reply(c.request("doc.put", "\"doc\":\"big\",\"value\":{\"v\":\"" + value + "\"}"), 10_000).get("ok").asBoolean());
+            List<Long> ids = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                ids.add(c.request("doc.get", "\"doc\":\"big\""));
+            }
+            for (long id : ids) {
+                JsonNode reply = c.next(10_000);
+                assertEquals(id, reply.get("id").asLong(), "replies come in request order");
+                assertEquals(value, reply.get("value").get("v").asText(), reply.toString().substring(0, 200));
+            }
+        }
+    }
+
     @Test
     void subscribeShouldDeliverEveryEntryOnceAcrossDisconnectAndResume() throws Exception {
         String log = "replay";

@@ -3,6 +3,8 @@ package io.strand.app.ws;
 import io.helidon.websocket.WsSession;
 import io.strand.app.EntryJson;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -16,11 +18,13 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Replies completed on a writer thread go through {@link #sendLater}: queued, then sent in
  * order by the socket's one reply thread, so a writer never waits on a client that stops reading
- * and a group's replies to one socket cost one wake-up, not one each. The reply thread parks
+ * and a group's replies to one socket cost one wake-up and one socket write, not one each. The reply thread parks
  * between bursts rather than ending: starting a virtual thread per burst cost a writer more than
  * waking a parked one.
  */
 final class SocketWriter {
+    /** Most payload bytes one burst of queued replies puts in one socket write (a bigger reply goes alone). */
+    static final int BURST_BYTES = 64 << 10;
     private final WsSession session;
     private final ReentrantLock lock = new ReentrantLock();
     private final ConcurrentLinkedQueue<String> outbox = new ConcurrentLinkedQueue<>();
@@ -120,12 +124,27 @@ final class SocketWriter {
         }
     }
 
-    /** The reply thread: sends what is queued, parks until more comes, ends once the socket is closed. */
+    /**
+     * The reply thread: sends what is queued, parks until more comes, ends once the socket is closed.
+     * What is queued when it wakes goes out in bursts of up to {@link #BURST_BYTES}, each one socket
+     * write ({@link StrictWsConnection#sendTexts}).
+     */
     private void sendReplies() {
+        List<byte[]> burst = new ArrayList<>();
         while (true) {
             String frame;
+            int bytes = 0;
             while ((frame = outbox.poll()) != null) {
-                send(frame); // after a failure send() drops the rest
+                byte[] utf8 = frame.getBytes(StandardCharsets.UTF_8);
+                if (!burst.isEmpty() && bytes + utf8.length > BURST_BYTES) {
+                    sendBurst(burst); // after a failure sends are dropped
+                    bytes = 0;
+                }
+                burst.add(utf8);
+                bytes += utf8.length;
+            }
+            if (!burst.isEmpty()) {
+                sendBurst(burst);
             }
             draining.set(false);
             if (!outbox.isEmpty() && draining.compareAndSet(false, true)) {
@@ -137,6 +156,19 @@ final class SocketWriter {
             }
             LockSupport.park(this); // a sendLater (or a close) that came after draining.set(false) unparks us
         }
+    }
+
+    private void sendBurst(List<byte[]> burst) {
+        sendLocked(() -> true, () -> {
+            if (session instanceof StrictWsConnection strict) {
+                strict.sendTexts(burst);
+            } else {
+                for (byte[] utf8 : burst) {
+                    session.send(new String(utf8, StandardCharsets.UTF_8), true);
+                }
+            }
+        });
+        burst.clear();
     }
 
     void close(int code, String reason) {
