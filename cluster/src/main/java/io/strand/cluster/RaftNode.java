@@ -145,10 +145,26 @@ public final class RaftNode implements AutoCloseable {
                     + spec.shards() + " shards)");
         }
         ShardStateMachine sm = new ShardStateMachine(k, new ShardSnapshots(k, spec.shardDir(k)), factory,
-                new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer()),
+                snapshotPolicy(k),
                 snapshotStager);
         machines.put(k, sm);
         return sm;
+    }
+
+    /**
+     * Shard {@code k}'s snapshot policy on this node, its staging share set by this node's place among
+     * the shard's replicas in the spec (a node that replaced one takes a place by its id's hash).
+     */
+    private SnapshotPolicy snapshotPolicy(int k) {
+        List<ClusterSpec.Member> replicas = spec.replicasOf(k);
+        int rank = -1;
+        for (int i = 0; i < replicas.size(); i++) {
+            if (replicas.get(i).id().equals(spec.nodeId())) {
+                rank = i;
+            }
+        }
+        int n = Math.max(1, replicas.size());
+        return new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer(), rank >= 0 ? rank : Math.floorMod(spec.nodeId().hashCode(), n), n);
     }
 
     private void createMissingGroups() throws IOException {

@@ -48,8 +48,30 @@ class SnapshotPolicyTest {
     }
 
     @Test
+    void theReplicasOfAGroupShouldStageAtDifferentPointsAndTakeTogether() {
+        long[] stagedAt = new long[3];
+        for (int rank = 0; rank < 3; rank++) {
+            SnapshotPolicy replica = new SnapshotPolicy(10_000, 10, rank, 3);
+            long entries = 0;
+            while (!replica.stageDue(entries, 1_000, 0)) {
+                entries++;
+            }
+            stagedAt[rank] = entries;
+            assertTrue(replica.due(10_000, 1_000, 0), "the snapshot itself stays at the interval");
+            assertFalse(replica.due(9_999, 1_000, 0));
+        }
+        assertTrue(stagedAt[0] == 2_500 && stagedAt[1] == 5_000 && stagedAt[2] == 7_500,
+                "staging at 1/4, 2/4 and 3/4 of the interval: " + java.util.Arrays.toString(stagedAt));
+        long copy = 400L << 20;
+        SnapshotPolicy last = new SnapshotPolicy(10_000, 10, 2, 3);
+        assertFalse(last.stageDue(20_000, copy / 2, copy), "by log bytes too: 3/4 of the copy's size");
+        assertTrue(last.stageDue(20_000, copy * 3 / 4, copy));
+    }
+
+    @Test
     void nonPositiveSettingsShouldBeRefused() {
         assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(1, 0));
+        assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(1, 1, 3, 3));
     }
 }
