@@ -156,15 +156,13 @@ public final class RaftNode implements AutoCloseable {
      * the shard's replicas in the spec (a node that replaced one takes a place by its id's hash).
      */
     private SnapshotPolicy snapshotPolicy(int k) {
-        List<ClusterSpec.Member> replicas = spec.replicasOf(k);
-        int rank = -1;
-        for (int i = 0; i < replicas.size(); i++) {
-            if (replicas.get(i).id().equals(spec.nodeId())) {
-                rank = i;
-            }
-        }
+        List<String> replicas = spec.replicasOf(k).stream().map(ClusterSpec.Member::id).toList();
         int n = Math.max(1, replicas.size());
-        return new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer(), rank >= 0 ? rank : Math.floorMod(spec.nodeId().hashCode(), n), n);
+        int rank = replicas.indexOf(spec.nodeId());
+        if (rank < 0) {
+            rank = Math.floorMod(spec.nodeId().hashCode(), n);
+        }
+        return new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer(), rank, n);
     }
 
     private void createMissingGroups() throws IOException {
