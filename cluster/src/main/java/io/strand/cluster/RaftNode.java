@@ -152,17 +152,12 @@ public final class RaftNode implements AutoCloseable {
     }
 
     /**
-     * Shard {@code k}'s snapshot policy on this node, its staging share set by this node's place among
-     * the shard's replicas in the spec (a node that replaced one takes a place by its id's hash).
+     * Shard {@code k}'s snapshot policy on this node, ranked among the shard's replicas in the spec
+     * until the state machine reads the group's own configuration ({@link ShardStateMachine}).
      */
     private SnapshotPolicy snapshotPolicy(int k) {
-        List<String> replicas = spec.replicasOf(k).stream().map(ClusterSpec.Member::id).toList();
-        int n = Math.max(1, replicas.size());
-        int rank = replicas.indexOf(spec.nodeId());
-        if (rank < 0) {
-            rank = Math.floorMod(spec.nodeId().hashCode(), n);
-        }
-        return new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer(), rank, n);
+        return new SnapshotPolicy(spec.snapshotEvery(), spec.snapshotDefer())
+                .amongReplicas(spec.replicasOf(k).stream().map(ClusterSpec.Member::id).toList(), spec.nodeId());
     }
 
     private void createMissingGroups() throws IOException {

@@ -75,13 +75,17 @@ final class ShardStateMachine extends BaseStateMachine {
     private final java.util.concurrent.ConcurrentSkipListMap<Long, CompletableFuture<Void>> commandWaiters =
             new java.util.concurrent.ConcurrentSkipListMap<>();
 
-    /** When the next snapshot is due; Ratis's own entry-count trigger is only its backstop. */
-    private final SnapshotPolicy policy;
+    /**
+     * When the next snapshot is due; Ratis's own entry-count trigger is only its backstop. Apply
+     * thread only: re-ranked among the group's current members at the start of each snapshot cycle.
+     */
+    private SnapshotPolicy policy;
     private final Executor stager;
-    /** Apply thread only: entries applied since the last snapshot, their Raft log bytes, and whether staged. */
+    /** Apply thread only: entries applied since the last snapshot, their Raft log bytes, whether staged and ranked. */
     private long entriesSince;
     private long logBytesSince;
     private boolean staged;
+    private boolean ranked;
     /** A snapshot request is with Ratis: set on the apply thread, cleared by the snapshot and when the request completes. */
     private final AtomicBoolean snapshotRequested = new AtomicBoolean();
 
@@ -97,11 +101,15 @@ final class ShardStateMachine extends BaseStateMachine {
         entriesSince = 0;
         logBytesSince = 0;
         staged = false;
+        ranked = false;
         snapshotRequested.set(false);
     }
 
     /** Apply thread: counts the entry, starts staging half way to the next snapshot, asks Ratis for it when due. */
     private void countForSnapshot(LogEntryProto entry) {
+        if (!ranked) {
+            rankAmongCurrentMembers();
+        }
         entriesSince++;
         logBytesSince += entry.getSerializedSize();
         long copy = snapshots.lastCopyBytes();
@@ -111,6 +119,30 @@ final class ShardStateMachine extends BaseStateMachine {
         }
         if (policy.due(entriesSince, logBytesSince, copy) && snapshotRequested.compareAndSet(false, true)) {
             requestSnapshot();
+        }
+    }
+
+    /**
+     * Sets {@link #policy}'s staging rank from the group's current configuration (the spec's replica
+     * list is out of date once a node was replaced). Once per snapshot cycle; until the server is up,
+     * the rank stays as it was.
+     */
+    private void rankAmongCurrentMembers() {
+        CompletableFuture<RaftServer> server = getServer();
+        if (server == null || !server.isDone() || server.isCompletedExceptionally()) {
+            return;
+        }
+        try {
+            List<String> members = server.join().getDivision(getGroupId()).getRaftConf().getCurrentPeers().stream()
+                    .map(p -> p.getId().toString()).toList();
+            if (!members.isEmpty()) {
+                policy = policy.amongReplicas(members, getId().toString());
+            }
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": snapshot staging rank " + policy.rank() + " among " + members);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": no configuration to rank snapshots by: " + e);
+        } finally {
+            ranked = true; // once per cycle, whatever happened: never a lookup per entry
         }
     }
 

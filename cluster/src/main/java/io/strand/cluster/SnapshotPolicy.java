@@ -24,6 +24,8 @@ package io.strand.cluster;
  * {@code strand bench --cluster 3 append-batched} showed shard 6 staging about 300 MiB on all three
  * nodes within 1.4 s, each taking 3.4–4.7 s, while batched appends saw single stalls of 2.6–4.3 s.
  * Staggered, at most one replica of a group is copying at a time for a while, so two stay fast.
+ * The rank is this node's place among the group's members sorted by id ({@link #amongReplicas}):
+ * every replica sorts the same configuration, so no two share a rank, also after a replace.
  *
  * @param every    entries applied between snapshots at least
  * @param defer    how many times {@code every} a snapshot may wait for the log to outgrow its copy
@@ -61,6 +63,18 @@ record SnapshotPolicy(long every, int defer, int rank, int replicas) {
             return false;
         }
         return logBytes >= copyBytes || entries >= every * defer;
+    }
+
+    /**
+     * This policy with {@code self}'s rank among {@code replicaIds} (the group's current members, in
+     * any order): its index once sorted. A node that is not among them (a configuration that has not
+     * reached it yet) takes the rank its id's hash gives.
+     */
+    SnapshotPolicy amongReplicas(java.util.Collection<String> replicaIds, String self) {
+        java.util.List<String> sorted = replicaIds.stream().sorted().toList();
+        int n = Math.max(1, sorted.size());
+        int rank = sorted.indexOf(self);
+        return new SnapshotPolicy(every, defer, rank >= 0 ? rank : Math.floorMod(self.hashCode(), n), n);
     }
 
     /** Whether to start staging the next snapshot: {@code (rank + 1) / (replicas + 1)} of the way to {@link #due}. */

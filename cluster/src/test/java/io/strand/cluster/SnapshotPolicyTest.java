@@ -69,6 +69,24 @@ class SnapshotPolicyTest {
     }
 
     @Test
+    void everyMemberOfAConfigurationShouldGetItsOwnRankWhateverOrderItIsListedIn() {
+        // n4 replaced n3: with the spec's list n4 had no place and took one by hash, possibly n1's or n2's
+        java.util.List<String> conf = java.util.List.of("n4", "n1", "n2");
+        java.util.Set<Integer> ranks = new java.util.HashSet<>();
+        for (String self : conf) {
+            SnapshotPolicy ranked = policy.amongReplicas(conf, self);
+            assertTrue(ranked.replicas() == 3, "group of 3: " + ranked);
+            assertTrue(ranked.equals(policy.amongReplicas(java.util.List.of("n2", "n4", "n1"), self)),
+                    "every replica ranks the same configuration alike, in whatever order it lists it");
+            ranks.add(ranked.rank());
+        }
+        assertTrue(ranks.equals(java.util.Set.of(0, 1, 2)), "one rank each: " + ranks);
+        SnapshotPolicy outsider = policy.amongReplicas(conf, "n9");
+        assertTrue(outsider.rank() >= 0 && outsider.rank() < 3, "a node the configuration does not list yet still gets a valid rank");
+        assertTrue(policy.amongReplicas(java.util.List.of(), "n1").replicas() == 1, "no configuration: a group of one");
+    }
+
+    @Test
     void nonPositiveSettingsShouldBeRefused() {
         assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(1, 0));
