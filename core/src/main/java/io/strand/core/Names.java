@@ -1,14 +1,16 @@
 package io.strand.core;
 
-import java.util.regex.Pattern;
-
 /**
  * The only gate between user-supplied names and the filesystem or object keys (SPEC §2).
  * A name that passes cannot contain a path separator or a dot-dot segment.
+ *
+ * <p>The rules, as regular expressions: a workspace is {@code [a-z0-9][a-z0-9_-]{0,62}}, a log or
+ * doc {@code [A-Za-z0-9][A-Za-z0-9._-]{0,127}} without {@code ".."}. They are checked by a loop over
+ * the characters: every append checks its log name twice, and the regex matchers were about 4 % of
+ * the server's Java execution samples (20 of 466) in a JFR profile of {@code strand bench
+ * append-concurrent}.
  */
 public final class Names {
-    private static final Pattern WORKSPACE = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
-    private static final Pattern OBJECT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     /** Workspaces starting with an underscore cannot be named by clients; the server keeps its own there. */
     public static final String SYSTEM_WORKSPACE = "_system";
 
@@ -16,11 +18,37 @@ public final class Names {
     }
 
     public static boolean isWorkspace(String name) {
-        return name != null && WORKSPACE.matcher(name).matches();
+        if (name == null || name.isEmpty() || name.length() > 63 || !lowerOrDigit(name.charAt(0))) {
+            return false;
+        }
+        for (int i = 1; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!lowerOrDigit(c) && c != '_' && c != '-') {
+                return false;
+            }
+        }
+        return true;
     }
 
     public static boolean isObject(String name) {
-        return name != null && OBJECT.matcher(name).matches() && !name.contains("..");
+        if (name == null || name.isEmpty() || name.length() > 128 || !letterOrDigit(name.charAt(0))) {
+            return false;
+        }
+        for (int i = 1; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c == '.' ? name.charAt(i - 1) == '.' : !letterOrDigit(c) && c != '_' && c != '-') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean lowerOrDigit(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    }
+
+    private static boolean letterOrDigit(char c) {
+        return lowerOrDigit(c) || (c >= 'A' && c <= 'Z');
     }
 
     public static String workspace(String name) {
