@@ -105,7 +105,7 @@ final class ShardStateMachine extends BaseStateMachine {
         snapshotRequested.set(false);
     }
 
-    /** Apply thread: counts the entry, starts staging half way to the next snapshot, asks Ratis for it when due. */
+    /** Apply thread: counts the entry, starts staging part way to the next snapshot, asks Ratis for it in this replica's turn. */
     private void countForSnapshot(LogEntryProto entry) {
         if (!ranked) {
             rankAmongCurrentMembers();
@@ -117,7 +117,7 @@ final class ShardStateMachine extends BaseStateMachine {
             staged = true;
             stageNext();
         }
-        if (policy.due(entriesSince, logBytesSince, copy) && snapshotRequested.compareAndSet(false, true)) {
+        if (policy.takeDue(entriesSince, logBytesSince, copy, entry.getIndex()) && snapshotRequested.compareAndSet(false, true)) {
             requestSnapshot();
         }
     }

@@ -87,6 +87,36 @@ class SnapshotPolicyTest {
     }
 
     @Test
+    void theReplicasOfAGroupShouldTakeLargeSnapshotsInTurnsAndSmallOnesTogether() {
+        long copy = 200L << 20;
+        long firstDueIndex = 123_457; // the index at which every replica's rule holds (the same entries everywhere)
+        long[] takenAt = new long[3];
+        for (int rank = 0; rank < 3; rank++) {
+            SnapshotPolicy replica = new SnapshotPolicy(10_000, 10, rank, 3);
+            long index = firstDueIndex;
+            long entries = 20_000;
+            while (!replica.takeDue(entries, copy, copy, index)) {
+                index++;
+                entries++;
+            }
+            takenAt[rank] = index;
+            assertTrue(index - firstDueIndex <= 2 * 10_000 / 3, "waited at most two windows: " + (index - firstDueIndex));
+            assertFalse(replica.takeDue(9_999, copy, copy, index), "never before it is due");
+        }
+        long[] windows = java.util.Arrays.stream(takenAt).map(i -> i / (10_000 / 3)).distinct().toArray();
+        assertTrue(windows.length == 3, "each replica in a window of its own: " + java.util.Arrays.toString(takenAt));
+
+        for (int rank = 0; rank < 3; rank++) {
+            SnapshotPolicy replica = new SnapshotPolicy(10_000, 10, rank, 3);
+            assertTrue(replica.takeDue(10_000, SnapshotPolicy.STAGGER_FROM_COPY_BYTES, SnapshotPolicy.STAGGER_FROM_COPY_BYTES - 1, firstDueIndex),
+                    "a cheap snapshot is taken at once");
+            assertTrue(replica.takeDue(90_000, copy, copy, firstDueIndex), "within an interval of the deferral bound: at once");
+            assertTrue(replica.takeDue(20_000, SnapshotPolicy.MAX_LOG_BYTES / 2, copy, firstDueIndex), "a large log: at once");
+            assertTrue(new SnapshotPolicy(10, 1, rank, 3).takeDue(10, 1, copy, firstDueIndex), "defer 1: the plain entry count");
+        }
+    }
+
+    @Test
     void nonPositiveSettingsShouldBeRefused() {
         assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new SnapshotPolicy(1, 0));
