@@ -82,9 +82,9 @@ final class ReadBarrier {
         } catch (RuntimeException e) {
             leaderIndex = CompletableFuture.failedFuture(e);
         }
-        leaderIndex.thenCompose(index -> node.machine(shard).map(m -> m.awaitCommand(index))
-                        .orElseGet(() -> CompletableFuture.failedFuture(new IllegalStateException("replica closed"))))
-                .orTimeout(tryMs, TimeUnit.MILLISECONDS).whenComplete((v, e) -> {
+        ShardProposer.timeOut(timers, leaderIndex.thenCompose(index -> node.machine(shard).map(m -> m.awaitCommand(index))
+                        .orElseGet(() -> CompletableFuture.failedFuture(new IllegalStateException("replica closed")))), tryMs)
+                .whenComplete((v, e) -> {
                     Throwable cause = e == null ? null : ShardProposer.unwrap(e);
                     if (cause == null) {
                         done.complete(null);

@@ -1,10 +1,18 @@
 package io.strand.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -17,7 +25,7 @@ import org.apache.ratis.protocol.exceptions.RaftRetryFailureException;
 import org.apache.ratis.protocol.exceptions.StateMachineException;
 import org.junit.jupiter.api.Test;
 
-/** Which failed sends make the proposer replace its Raft client. */
+/** Which failed sends make the proposer replace its Raft client, and how a send is bounded in time. */
 class ShardProposerTest {
     private static final RaftGroupMemberId MEMBER = RaftGroupMemberId.valueOf(RaftPeerId.valueOf("n1"), RaftGroupId.randomId());
 
@@ -42,5 +50,28 @@ class ShardProposerTest {
         assertTrue(ShardProposer.closesWindow(new GroupMismatchException("no such group")));
         assertTrue(ShardProposer.closesWindow(new IllegalStateException("not an IOException")));
         assertTrue(ShardProposer.closesWindow(new IOException("not a RaftException")));
+    }
+
+    /**
+     * A local proposal that never completes must free its lane after the timeout (else the shard's one
+     * in-flight slot is held for good); one that completes must leave no deadline behind on the timer.
+     */
+    @Test
+    void aSendShouldFailAfterItsTimeoutAndACompletedOneShouldLeaveNoDeadline() throws Exception {
+        ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1);
+        timers.setRemoveOnCancelPolicy(true);
+        try {
+            CompletableFuture<String> stuck = ShardProposer.timeOut(timers, new CompletableFuture<>(), 50);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> stuck.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(TimeoutException.class, e.getCause());
+
+            CompletableFuture<String> answered = ShardProposer.timeOut(timers, new CompletableFuture<>(), 60_000);
+            assertEquals(1, timers.getQueue().size());
+            answered.complete("reply");
+            assertEquals("reply", answered.get());
+            assertEquals(0, timers.getQueue().size(), "the deadline of a completed send is cancelled and removed");
+        } finally {
+            timers.shutdownNow();
+        }
     }
 }
