@@ -8,6 +8,11 @@ import java.util.Map;
  * A failure with a reason code and the context that explains it (workspace, log, seq, segment…).
  * {@link #extras()} are the named fields SPEC §2 puts inside the error object
  * ({@code head}, {@code version}, {@code value}, {@code current}, {@code index}).
+ *
+ * <p>Only a server fault (5xx) records its stack trace. A refusal (4xx: a floor or CAS conflict, a bad
+ * name, a stale producer seq) is an answer the client gets, often on the hot path of a contended doc
+ * (half the attempts of a floor debit end in {@code floor_violation}), and its stack was never read:
+ * recording it walked the writer thread's stack once per refusal.
  */
 public class StrandException extends RuntimeException {
     private final ErrorCode code;
@@ -22,7 +27,7 @@ public class StrandException extends RuntimeException {
     }
 
     public StrandException(ErrorCode code, String message, Map<String, Object> extras, Throwable cause) {
-        super(message, cause);
+        super(message, cause, true, code.httpStatus() >= 500);
         this.code = code;
         this.extras = Collections.unmodifiableMap(new LinkedHashMap<>(extras));
     }
