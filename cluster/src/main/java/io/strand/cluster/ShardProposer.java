@@ -121,9 +121,7 @@ public final class ShardProposer {
      */
     static void failUnavailableAfter(ScheduledExecutorService timers, CompletableFuture<?> f, int shard, Duration timeout,
                                      String why) {
-        var deadline = timers.schedule(() -> f.completeExceptionally(unavailable(shard, why)), timeout.toMillis(),
-                TimeUnit.MILLISECONDS);
-        f.whenComplete((r, e) -> deadline.cancel(false));
+        failAfter(timers, f, timeout.toMillis(), () -> unavailable(shard, why));
     }
 
     /**
@@ -135,8 +133,13 @@ public final class ShardProposer {
      * away rarely is.
      */
     static <T> CompletableFuture<T> timeOut(ScheduledExecutorService timers, CompletableFuture<T> f, long ms) {
-        var deadline = timers.schedule(() -> f.completeExceptionally(new java.util.concurrent.TimeoutException()), ms,
-                TimeUnit.MILLISECONDS);
+        return failAfter(timers, f, ms, java.util.concurrent.TimeoutException::new);
+    }
+
+    /** Fails {@code f} with {@code why} after {@code ms} unless it completed first; the timer task goes when it does. */
+    private static <T> CompletableFuture<T> failAfter(ScheduledExecutorService timers, CompletableFuture<T> f, long ms,
+                                                      java.util.function.Supplier<? extends Throwable> why) {
+        var deadline = timers.schedule(() -> f.completeExceptionally(why.get()), ms, TimeUnit.MILLISECONDS);
         f.whenComplete((r, e) -> deadline.cancel(false));
         return f;
     }
