@@ -12,7 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -125,20 +127,21 @@ public final class ShardProposer {
     }
 
     /**
-     * {@code f}, failed with a {@link java.util.concurrent.TimeoutException} after {@code ms} unless it
+     * {@code f}, failed with a {@link TimeoutException} after {@code ms} unless it
      * completed first; as {@link CompletableFuture#orTimeout}, but on the node's timer thread. The JDK's
      * {@code orTimeout} schedules on the common pool's delay scheduler, which is woken (a context switch)
-     * for every timeout set and again for every one cancelled: 2 of the leader's ~44 context switches per
-     * serial append on a 3-node cluster. This timer sleeps until its earliest task, which a deadline seconds
-     * away rarely is.
+     * for every timeout set and again for every one cancelled (with Ratis's client-executor hop,
+     * {@link RaftNode}'s {@code submitToDivision}, 45 → 40 context switches on the leader per serial append
+     * on a 3-node cluster). A {@code ScheduledThreadPoolExecutor} is woken only when the new deadline is
+     * the earliest it holds, and a removed one is not signalled at all.
      */
     static <T> CompletableFuture<T> timeOut(ScheduledExecutorService timers, CompletableFuture<T> f, long ms) {
-        return failAfter(timers, f, ms, java.util.concurrent.TimeoutException::new);
+        return failAfter(timers, f, ms, TimeoutException::new);
     }
 
     /** Fails {@code f} with {@code why} after {@code ms} unless it completed first; the timer task goes when it does. */
     private static <T> CompletableFuture<T> failAfter(ScheduledExecutorService timers, CompletableFuture<T> f, long ms,
-                                                      java.util.function.Supplier<? extends Throwable> why) {
+                                                      Supplier<? extends Throwable> why) {
         var deadline = timers.schedule(() -> f.completeExceptionally(why.get()), ms, TimeUnit.MILLISECONDS);
         f.whenComplete((r, e) -> deadline.cancel(false));
         return f;

@@ -51,8 +51,6 @@ final class ColdErrors {
         if (e.extras().containsKey("ws")) {
             return e;
         }
-        StrandException out = e.with("ws", ws).with("log", log);
-        out.setStackTrace(e.getStackTrace());
-        return out;
+        return e.with("ws", ws).with("log", log);
     }
 }

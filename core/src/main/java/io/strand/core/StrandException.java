@@ -40,11 +40,13 @@ public class StrandException extends RuntimeException {
         return extras;
     }
 
-    /** A copy with one more context field, e.g. the index of the failing op inside an apply. */
+    /** A copy with one more context field, e.g. the index of the failing op inside an apply; a fault keeps its stack. */
     public StrandException with(String key, Object value) {
         Map<String, Object> more = new LinkedHashMap<>(extras);
         more.put(key, value);
-        return new StrandException(code, getMessage(), more, getCause());
+        StrandException out = new StrandException(code, getMessage(), more, getCause());
+        out.setStackTrace(getStackTrace()); // where it failed, not where a field was added (a no-op for refusals)
+        return out;
     }
 
     public static StrandException badRequest(String message) {

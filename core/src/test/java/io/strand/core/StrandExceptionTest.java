@@ -31,5 +31,9 @@ class StrandExceptionTest {
         StrandException e = new StrandException(ErrorCode.STORAGE_FULL, "full", Map.of(), io);
         assertSame(io, e.getCause());
         assertTrue(e.getStackTrace().length > 0);
+        StrandException located = e.with("ws", "acme");
+        assertSame(io, located.getCause());
+        assertEquals(java.util.List.of(e.getStackTrace()), java.util.List.of(located.getStackTrace()),
+                "a field added later keeps the stack of where the fault was raised");
     }
 }
