@@ -120,7 +120,7 @@ final class HotAppender implements AutoCloseable {
      * {@link #writeMissingPaddings} before the next excerpt, and the append counts as done.
      */
     private void appendEncoded(long first, int count, long ts) {
-        Path prefill = prefillIfNewCycle();
+        Path prefill = prefillIfNewCycle(count);
         ExcerptAppender a = appender();
         try (DocumentContext dc = a.writingDocument()) {
             try {
@@ -133,7 +133,7 @@ final class HotAppender implements AutoCloseable {
             dropAppender();
             throw refused(disk, e, "appending to log queue " + hot.dir);
         } finally {
-            CycleFilePrefill.discardUnused(prefill);
+            QueueFilePrefill.discardUnused(prefill);
         }
         noteIndex(a.lastIndexAppended(), first);
         long last = first + count - 1;
@@ -200,12 +200,14 @@ final class HotAppender implements AutoCloseable {
     }
 
     /**
-     * Before a batch's excerpt that opens a new cycle file: its first pages, cached
-     * ({@link CycleFilePrefill}); null otherwise. One clock read and one index lookup per batch.
+     * Before a batch's excerpt that opens a new cycle file: the pages it and the batch's
+     * {@code count - 1} paddings touch, cached ({@link QueueFilePrefill}); null otherwise. One clock
+     * read and one index lookup per batch.
      */
-    private Path prefillIfNewCycle() {
+    private Path prefillIfNewCycle(int count) {
         int cycle = hot.queue.cycle();
-        return cycle == hot.index.lastCycle() ? null : CycleFilePrefill.prepare(hot.queue, cycle);
+        return cycle == hot.index.lastCycle() ? null
+                : QueueFilePrefill.prepare(hot.queue, cycle, encoded.readRemaining() + (long) HotLog.EXCERPT_OVERHEAD_BYTES * count);
     }
 
     /** {@code storage_full} for a write the file system had no room for; anything else as it was. */

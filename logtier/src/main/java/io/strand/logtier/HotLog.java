@@ -83,8 +83,11 @@ final class HotLog implements AutoCloseable {
 
     /** As above; a new queue's files are claimed from {@code disk} first, and so is every append. */
     static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time, DiskSpace disk) {
-        if (!java.nio.file.Files.exists(dir.resolve("metadata.cq4t"))) {
+        if (!java.nio.file.Files.exists(dir.resolve(QueueFilePrefill.METADATA))) {
             disk.require(NEW_FILE_BYTES, "creating log queue " + dir);
+            if (!java.nio.file.Files.exists(dir)) {
+                QueueFilePrefill.prepareNewQueue(dir); // a new queue: its metadata file without the kernel's read-around
+            }
         }
         File file = dir.toFile();
         SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(file)

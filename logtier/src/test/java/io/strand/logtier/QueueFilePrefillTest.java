@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.strand.core.Durability;
 import io.strand.core.Entry;
@@ -25,7 +26,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 @Timeout(60)
-class CycleFilePrefillTest {
+class QueueFilePrefillTest {
     @TempDir
     Path dir;
 
@@ -44,15 +45,15 @@ class CycleFilePrefillTest {
         try (HotLog hot = HotLog.open(q, config, clock)) {
             for (int round = 1; round <= 2; round++) {
                 int cycle = hot.queue.cycle();
-                Path prefill = CycleFilePrefill.prepare(hot.queue, cycle);
+                Path prefill = QueueFilePrefill.prepare(hot.queue, cycle, 0);
                 assertNotNull(prefill, cycleName + " round " + round + ": a new cycle gets a prefill");
                 Object inode = Files.getAttribute(prefill, "unix:ino");
                 hot.appender().append(clock.currentTimeMillis(), HotLogTest.data(round, 1), Collections.nCopies(1, null), null, 0);
-                Path cycleFile = q.resolve(CycleFilePrefill.cycleName(rollCycle, cycle) + ".cq4");
+                Path cycleFile = q.resolve(QueueFilePrefill.cycleName(rollCycle, cycle) + ".cq4");
                 assertTrue(Files.exists(cycleFile), cycleName + ": Chronicle's file is named as the prefill says: " + list(q));
                 assertEquals(inode, Files.getAttribute(cycleFile, "unix:ino"), cycleName + ": the cycle file is the prefill, renamed");
                 assertEquals(List.of(), leftovers(q), cycleName + ": no prefill left behind");
-                assertNull(CycleFilePrefill.prepare(hot.queue, cycle), "an existing cycle file gets no prefill");
+                assertNull(QueueFilePrefill.prepare(hot.queue, cycle, 0), "an existing cycle file gets no prefill");
                 clock.advanceMillis(rollCycle.lengthInMillis());
             }
             List<Entry> got = new ArrayList<>();
@@ -66,13 +67,54 @@ class CycleFilePrefillTest {
     void anUntakenPrefillShouldBeDeletedAndCounted() throws IOException {
         LogConfig config = LogConfig.defaults(dir, Durability.OS);
         try (HotLog hot = HotLog.open(dir.resolve("q"), config, null)) {
-            Path prefill = CycleFilePrefill.prepare(hot.queue, hot.queue.cycle() + 5);
+            Path prefill = QueueFilePrefill.prepare(hot.queue, hot.queue.cycle() + 5, 100);
             assertNotNull(prefill);
-            assertEquals(CycleFilePrefill.BYTES, Files.size(prefill));
-            long unused = CycleFilePrefill.unused();
-            CycleFilePrefill.discardUnused(prefill);
+            assertEquals(16L * hot.queue.indexCount() + 3 * QueueFilePrefill.PAGE, Files.size(prefill));
+            long unused = QueueFilePrefill.unused();
+            QueueFilePrefill.discardUnused(prefill);
             assertFalse(Files.exists(prefill));
-            assertEquals(unused + 1, CycleFilePrefill.unused());
+            assertEquals(unused + 1, QueueFilePrefill.unused());
+        }
+    }
+
+    /**
+     * A new log's first append, one entry or a first batch of 100 (with its 99 paddings), for every
+     * roll cycle: afterwards no more of the cycle file and of the metadata file is in the page cache
+     * than the prefill put there ({@code mincore}), so none of Chronicle's touches missed the cache and
+     * made the kernel read around it (which would cache at least 32 pages of each file, up to 1,280 of
+     * the cycle file with an 8 MiB read-ahead). The entries read back.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"secondly/1", "minutely/1", "five-minutely/1", "hourly/1", "daily/1", "secondly/100", "hourly/100"})
+    void aNewLogsFirstAppendShouldTouchOnlyPrefilledPages(String cycleAndCount) throws IOException {
+        assumeFalse("tmpfs".equals(Files.getFileStore(dir).type()), "tmpfs does not read ahead: nothing to see");
+        String[] parts = cycleAndCount.split("/");
+        int count = Integer.parseInt(parts[1]);
+        RollCycle rollCycle = LogConfig.rollCycleNamed(parts[0]);
+        LogConfig config = LogConfig.defaults(dir, Durability.OS).withRollCycle(rollCycle);
+        Path q = dir.resolve("q");
+        try (HotLog hot = HotLog.open(q, config, null)) {
+            List<byte[]> data = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                data.add(("{\"n\":" + i + ",\"pad\":\"" + "x".repeat(280) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            hot.appender().append(System.currentTimeMillis(), data, Collections.nCopies(count, null), null, 0);
+            Path cycleFile;
+            try (Stream<Path> files = Files.list(q)) {
+                cycleFile = files.filter(f -> f.toString().endsWith(".cq4")).findFirst().orElseThrow();
+            }
+            long metadataPages = ResidentPages.of(q.resolve(QueueFilePrefill.METADATA));
+            long cyclePages = ResidentPages.of(cycleFile);
+            long excerptPages = (count * (300L + HotLog.EXCERPT_OVERHEAD_BYTES) + QueueFilePrefill.PAGE - 1) / QueueFilePrefill.PAGE;
+            long prefilled = 1 + 2 + 2 + excerptPages;
+            System.out.printf("%s: resident pages: metadata %d, cycle file %d (prefilled at most %d)%n",
+                    cycleAndCount, metadataPages, cyclePages, prefilled);
+            assertTrue(metadataPages >= 1 && metadataPages <= 4, "metadata file: " + metadataPages + " pages cached");
+            assertTrue(cyclePages >= 3 && cyclePages <= prefilled, "cycle file: " + cyclePages + " pages cached, prefilled " + prefilled);
+            List<Entry> got = new ArrayList<>();
+            hot.reader().read(1, count, new LogReader.Limit(count, Long.MAX_VALUE, EntrySink.of(got::add)));
+            assertEquals(count, got.size());
+            assertEquals(count, got.getLast().seq());
         }
     }
 
