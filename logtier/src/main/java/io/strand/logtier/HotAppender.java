@@ -7,6 +7,7 @@ import io.strand.core.WriteAheadLog;
 import java.nio.file.Path;
 import java.util.List;
 import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.bytes.BytesStore;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.wire.DocumentContext;
 
@@ -29,6 +30,8 @@ final class HotAppender implements AutoCloseable {
     private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
     /** A padding excerpt as encoded (scratch). */
     private final Bytes<?> padding = Bytes.allocateElasticOnHeap(32);
+    /** The mapped chunk last given {@link NoReadAround}'s advice: each chunk is advised once. */
+    private BytesStore<?, ?> advised;
     /** Entries of the last batch whose paddings a full disk cut short: written before anything else. */
     private long paddingsFrom;
     private long paddingsHead;
@@ -124,7 +127,12 @@ final class HotAppender implements AutoCloseable {
         ExcerptAppender a = appender();
         try (DocumentContext dc = a.writingDocument()) {
             try {
-                copy(encoded, dc.wire().bytes());
+                Bytes<?> into = dc.wire().bytes();
+                if (into.bytesStore() != advised) {
+                    advised = into.bytesStore(); // a chunk this appender has not written into yet
+                    NoReadAround.advise(advised);
+                }
+                copy(encoded, into);
             } catch (RuntimeException | Error e) {
                 dc.rollbackOnClose(); // Chronicle would otherwise commit the excerpt cut short
                 throw e;

@@ -118,6 +118,35 @@ class QueueFilePrefillTest {
         }
     }
 
+    /**
+     * A log that grows one entry at a time past the prefilled pages caches only the pages it wrote,
+     * not the 1,280 pages (5 MiB) of its mapped chunk that the kernel's read-around brought in before
+     * ({@link NoReadAround}).
+     */
+    @Test
+    void aGrowingSmallLogShouldCacheOnlyThePagesItWrote() throws IOException {
+        assumeFalse("tmpfs".equals(Files.getFileStore(dir).type()), "tmpfs does not read ahead: nothing to see");
+        Path q = dir.resolve("q");
+        byte[] entry = ("{\"pad\":\"" + "x".repeat(290) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int count = 400; // about 130 KiB: well past the prefilled pages
+        try (HotLog hot = HotLog.open(q, LogConfig.defaults(dir, Durability.OS), null)) {
+            for (int i = 0; i < count; i++) {
+                hot.appender().append(System.currentTimeMillis(), List.of(entry), Collections.nCopies(1, null), null, 0);
+            }
+            Path cycleFile;
+            try (Stream<Path> files = Files.list(q)) {
+                cycleFile = files.filter(f -> f.toString().endsWith(".cq4")).findFirst().orElseThrow();
+            }
+            long pages = ResidentPages.of(cycleFile);
+            long written = (count * (entry.length + (long) HotLog.EXCERPT_OVERHEAD_BYTES)) / QueueFilePrefill.PAGE + 1;
+            System.out.printf("%d entries: %d pages of the cycle file cached, about %d written (+ 5 of header and index)%n",
+                    count, pages, written);
+            assertTrue(NoReadAround.advised() > 0, "the chunk was advised (refused " + NoReadAround.refused() + ")");
+            assertTrue(pages <= written + 8, pages + " pages cached for about " + written + " written");
+            assertEquals(count, hot.lastSeq());
+        }
+    }
+
     private static List<Path> leftovers(Path q) throws IOException {
         try (Stream<Path> files = Files.list(q)) {
             return files.filter(f -> f.getFileName().toString().endsWith(".precreated")).toList();
