@@ -124,7 +124,7 @@ public final class FileColdStore implements ColdStore {
     @Override
     public Optional<Versioned> getVersioned(String key) {
         Path file = path(key);
-        if (!Files.exists(file)) {
+        if (Files.notExists(file)) { // not !exists: a file that cannot be checked (EACCES) must still fail below
             return Optional.empty(); // the usual answer for a new log's manifest: a stat, not a thrown NoSuchFileException (2.4 against 11 µs)
         }
         try {

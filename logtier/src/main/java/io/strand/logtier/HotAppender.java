@@ -218,6 +218,11 @@ final class HotAppender implements AutoCloseable {
                 : QueueFilePrefill.prepare(hot.queue, cycle, encoded.readRemaining() + (long) HotLog.EXCERPT_OVERHEAD_BYTES * count);
     }
 
+    /** The mapped chunk the last append wrote into, as advised ({@link NoReadAround}); tests. */
+    BytesStore<?, ?> advisedChunk() {
+        return advised;
+    }
+
     /** {@code storage_full} for a write the file system had no room for; anything else as it was. */
     static RuntimeException refused(DiskSpace disk, Throwable failure, String what) {
         StrandException full = disk.outOfSpace(failure, what);

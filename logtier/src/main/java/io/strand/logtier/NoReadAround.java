@@ -1,15 +1,18 @@
 package io.strand.logtier;
 
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.util.concurrent.atomic.AtomicLong;
 import net.openhft.chronicle.bytes.BytesStore;
 import net.openhft.chronicle.bytes.MappedBytesStore;
-import net.openhft.posix.MAdviseFlag;
-import net.openhft.posix.PosixAPI;
 
 /**
- * Thread-safe (stateless but for a counter): tells the kernel not to read around page faults in the
- * mapped chunk of a cycle file that a log's appender writes into ({@code madvise(MADV_RANDOM)},
- * through OpenHFT's {@code posix}, which Chronicle itself uses).
+ * Thread-safe (stateless but for a count and a once-only warning): tells the kernel not to read
+ * around page faults in the mapped chunk of a cycle file that a log's appender writes into
+ * ({@code madvise(MADV_RANDOM)}, called through the JDK's foreign function API).
  *
  * <p><b>Why.</b> Chronicle maps a cycle file 5 MiB at a time. When an append first touches a page
  * past the ones {@link QueueFilePrefill} cached, the fault misses the page cache and the kernel reads
@@ -18,36 +21,63 @@ import net.openhft.posix.PosixAPI;
  * ({@code fincore}, 2026-12-03), and every active log paid that each hour. A write fault takes one
  * fault per page either way (the kernel does not map the pages it read around into a shared
  * mapping), so with the advice each page costs one fault and one zeroing when it is first written,
- * and no page is zeroed that is never written. Reads of the chunk's older pages are not read ahead
- * while the log is open (they are normally still cached: they were just written); a queue opened
- * again maps its files without the advice.
+ * and no page is zeroed that is never written.
+ *
+ * <p><b>Limits.</b> The advice is given once the appender holds the chunk, which is after
+ * Chronicle's first touch of it: a log's first chunk is covered by the prefill, but a log that grows
+ * into a later chunk (past 4 MiB) still pays one read-around there, and so does a queue opened again
+ * whose tail page is no longer cached. Reads of the chunk's older pages are not read ahead while the
+ * log stays open (they are normally still cached: they were just written); a queue opened again maps
+ * its files without the advice. Where {@code madvise} is missing or refuses, the kernel's default
+ * stays and one warning is logged.
  */
 final class NoReadAround {
+    private static final System.Logger LOG = System.getLogger(NoReadAround.class.getName());
+    /** Linux's {@code MADV_RANDOM}. */
+    private static final int MADV_RANDOM = 1;
+    /** {@code int madvise(void *addr, size_t length, int advice)}; null where the C library has none. */
+    private static final MethodHandle MADVISE = Linker.nativeLinker().defaultLookup().find("madvise")
+            .map(symbol -> Linker.nativeLinker().downcallHandle(symbol,
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)))
+            .orElse(null);
     private static final AtomicLong ADVISED = new AtomicLong();
-    private static final AtomicLong REFUSED = new AtomicLong();
+    private static volatile boolean warned;
 
     private NoReadAround() {
     }
 
-    /** Advises {@code store}'s whole mapping when it is a mapped chunk; any failure just leaves the kernel's default. */
+    /**
+     * Advises {@code store}'s mapping when it is a mapped chunk: {@code [address, address + capacity)},
+     * where Chronicle's {@code realCapacity()} is the chunk's end as a file offset, so the capacity is
+     * that minus its {@code start()}.
+     */
     static void advise(BytesStore<?, ?> store) {
-        if (!(store instanceof MappedBytesStore mapped)) {
+        if (!(store instanceof MappedBytesStore mapped) || MADVISE == null) {
             return;
         }
+        long length = length(mapped);
+        int rc;
         try {
-            int rc = PosixAPI.posix().madvise(mapped.address, mapped.realCapacity(), MAdviseFlag.MADV_RANDOM);
-            (rc == 0 ? ADVISED : REFUSED).incrementAndGet();
-        } catch (RuntimeException | LinkageError e) {
-            REFUSED.incrementAndGet();
+            rc = (int) MADVISE.invokeExact(MemorySegment.ofAddress(mapped.address), length, MADV_RANDOM);
+        } catch (Throwable t) {
+            rc = -1;
+        }
+        if (rc == 0) {
+            ADVISED.incrementAndGet();
+        } else if (!warned) {
+            warned = true;
+            LOG.log(System.Logger.Level.WARNING, "madvise(MADV_RANDOM) of a log's mapped chunk failed; new pages of"
+                    + " small logs may be read around (page cache use, not correctness)");
         }
     }
 
-    /** Chunks advised so far, and those the kernel (or a missing native library) refused. */
-    static long advised() {
-        return ADVISED.get();
+    /** The bytes mapped for {@code mapped}, from its {@code address}. */
+    static long length(MappedBytesStore mapped) {
+        return mapped.realCapacity() - mapped.start();
     }
 
-    static long refused() {
-        return REFUSED.get();
+    /** Chunks advised so far (tests). */
+    static long advised() {
+        return ADVISED.get();
     }
 }

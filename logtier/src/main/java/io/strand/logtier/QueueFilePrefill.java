@@ -15,7 +15,7 @@ import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 
 /**
- * Thread-safe (no state but a counter and a buffer nobody reads): before Chronicle creates a
+ * Thread-safe (no state but a counter, a cache of name formats and a buffer nobody reads): before Chronicle creates a
  * queue file, puts exactly the pages it is about to touch into the page cache, as clean zero pages of
  * a sparse file, so that none of its first touches misses the cache.
  *

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.strand.core.Durability;
 import io.strand.core.Entry;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.stream.Stream;
+import net.openhft.chronicle.bytes.MappedBytesStore;
 import net.openhft.chronicle.core.time.SetTimeProvider;
 import net.openhft.chronicle.queue.RollCycle;
 import org.junit.jupiter.api.Test;
@@ -129,6 +131,7 @@ class QueueFilePrefillTest {
         Path q = dir.resolve("q");
         byte[] entry = ("{\"pad\":\"" + "x".repeat(290) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         int count = 400; // about 130 KiB: well past the prefilled pages
+        long advisedBefore = NoReadAround.advised();
         try (HotLog hot = HotLog.open(q, LogConfig.defaults(dir, Durability.OS), null)) {
             for (int i = 0; i < count; i++) {
                 hot.appender().append(System.currentTimeMillis(), List.of(entry), Collections.nCopies(1, null), null, 0);
@@ -141,9 +144,61 @@ class QueueFilePrefillTest {
             long written = (count * (entry.length + (long) HotLog.EXCERPT_OVERHEAD_BYTES)) / QueueFilePrefill.PAGE + 1;
             System.out.printf("%d entries: %d pages of the cycle file cached, about %d written (+ 5 of header and index)%n",
                     count, pages, written);
-            assertTrue(NoReadAround.advised() > 0, "the chunk was advised (refused " + NoReadAround.refused() + ")");
+            assertTrue(NoReadAround.advised() > advisedBefore, "the chunk was advised");
             assertTrue(pages <= written + 8, pages + " pages cached for about " + written + " written");
             assertEquals(count, hot.lastSeq());
+        }
+    }
+
+    /**
+     * A log that grows through three 1 MiB chunks has each chunk advised, and the advice covers
+     * exactly the chunk's mapping: in {@code /proc/self/smaps} the mapping that starts at the chunk's
+     * address ends where {@link NoReadAround#length} says and carries the random-read flag
+     * ({@code rr}), and no mapping of anything but a cycle file carries it.
+     */
+    @Test
+    void eachChunkShouldBeAdvisedOverItsMappingAlone() throws IOException {
+        assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "needs Linux's /proc/self/smaps");
+        LogConfig d = LogConfig.defaults(dir, Durability.OS);
+        LogConfig small = new LogConfig(d.dataDir(), d.durability(), d.rollCycle(), 1 << 20, d.idleClose(), d.maxOpenLogs(),
+                d.maxEntryBytes(), d.maxBatchEntries(), d.maxBatchBytes(), d.hot());
+        byte[] entry = ("{\"pad\":\"" + "x".repeat(290) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        long advisedBefore = NoReadAround.advised();
+        try (HotLog hot = HotLog.open(dir.resolve("q"), small, null)) {
+            for (int batch = 0; batch < 100; batch++) { // 100 x 100 entries: about 3 MiB, into the third chunk
+                hot.appender().append(System.currentTimeMillis(), Collections.nCopies(100, entry), Collections.nCopies(100, null), null, 0);
+            }
+            MappedBytesStore chunk = (MappedBytesStore) hot.appender().advisedChunk();
+            long start = chunk.address;
+            long end = start + NoReadAround.length(chunk);
+            String found = null;
+            long foundEnd = 0;
+            boolean random = false;
+            List<String> others = new ArrayList<>();
+            String mapping = "";
+            for (String line : Files.readAllLines(Path.of("/proc/self/smaps"))) {
+                if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
+                    mapping = line;
+                    String[] range = line.split(" ")[0].split("-");
+                    if (Long.parseUnsignedLong(range[0], 16) == start) {
+                        found = line;
+                        foundEnd = Long.parseUnsignedLong(range[1], 16);
+                    }
+                } else if (line.startsWith("VmFlags:") && (" " + line.substring(8) + " ").contains(" rr ")) {
+                    random |= mapping.equals(found);
+                    if (!mapping.endsWith(".cq4")) {
+                        others.add(mapping);
+                    }
+                }
+            }
+            System.out.printf("chunks advised: %d; the last chunk's mapping: %s (advised %x-%x)%n",
+                    NoReadAround.advised() - advisedBefore, found, start, end);
+            assertTrue(NoReadAround.advised() - advisedBefore >= 3, "each chunk is advised");
+            assertNotNull(found, "a mapping starts at the chunk's address");
+            assertEquals(end, foundEnd, "NoReadAround.length is the chunk's mapping, no more, no less: " + found);
+            assertTrue(random, "the chunk's mapping carries the random-read flag: " + found);
+            assertEquals(List.of(), others, "only cycle files' chunks carry the advice");
+            assertEquals(10_000, hot.lastSeq());
         }
     }
 
