@@ -229,7 +229,7 @@ final class BenchHtmlReport {
     }
 
     /**
-     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores"; a side not measured is
+     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores" (and the server's JIT share when read); a side not measured is
      * "?", and the row's note (e.g. an in-process server) is shown when a side is missing.
      */
     private static String cpuCell(JsonNode r) {
@@ -239,6 +239,9 @@ final class BenchHtmlReport {
         StringBuilder c = new StringBuilder("<td class=\"num\">").append(side(r, "serverCpuUsPerOp")).append(" · ")
                 .append(side(r, "clientCpuUsPerOp")).append("<br><small>").append(cores(r, "serverCores"))
                 .append(" + ").append(cores(r, "clientCores")).append(" cores</small>");
+        if (r.has("serverJitShare")) {
+            c.append(String.format(Locale.ROOT, "<br><small>server JIT %.0f %%</small>", r.path("serverJitShare").asDouble() * 100));
+        }
         if (r.has("cpuNote")) {
             c.append("<br><small>").append(esc(r.path("cpuNote").asText())).append("</small>");
         }
@@ -255,7 +258,7 @@ final class BenchHtmlReport {
 
     private static final List<String> STANDARD_FIELDS = List.of("scenario", "durability", "n", "unit", "seconds", "throughputPerSec",
             "inFlight", "warmupSeconds", "warmupOps", "latencySamples", "p50Ms", "p90Ms", "p95Ms", "p99Ms", "p999Ms", "maxMs",
-            "serverCpuUsPerOp", "clientCpuUsPerOp", "serverCores", "clientCores", "cpuNote", "diskP50Ms",
+            "serverCpuUsPerOp", "clientCpuUsPerOp", "serverCores", "clientCores", "serverJitShare", "cpuNote", "diskP50Ms",
             "serverCpuMs", "clientCpuMs", "diskP99Ms"); // the last three only in the raw JSON
 
     static void svgOpen(StringBuilder h, int height) {

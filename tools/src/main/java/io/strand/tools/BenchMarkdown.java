@@ -32,8 +32,8 @@ final class BenchMarkdown {
         JsonNode cluster = run.path("cluster");
         if (cluster.isObject()) {
             md.append('\n').append("**").append(ClusterComparison.header(cluster)).append("**\n\n");
-            md.append("| scenario | single node | cluster | ratio | server CPU µs/unit single | cluster | ratio | p99 ms single | cluster |\n"
-                    + "|---|---|---|---|---|---|---|---|---|\n");
+            md.append("| scenario | single node | cluster | ratio | server CPU µs/unit single | cluster | ratio | JIT % single | cluster"
+                    + " | p99 ms single | cluster |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
             for (JsonNode r : cluster.path("comparison")) {
                 String unit = r.path("unit").asText("ops");
                 md.append("| ").append(r.path("scenario").asText())
@@ -44,6 +44,8 @@ final class BenchMarkdown {
                         .append(" | ").append(ClusterComparison.micros(r, "singleServerCpuUsPerOp"))
                         .append(" | ").append(ClusterComparison.micros(r, "clusterServerCpuUsPerOp"))
                         .append(" | ").append(ClusterComparison.times(r, "serverCpuRatio"))
+                        .append(" | ").append(ClusterComparison.percent(r, "singleServerJitShare"))
+                        .append(" | ").append(ClusterComparison.percent(r, "clusterServerJitShare"))
                         .append(" | ").append(ClusterComparison.millis(r, "singleP99Ms"))
                         .append(" | ").append(ClusterComparison.millis(r, "clusterP99Ms")).append(" |\n");
             }
@@ -82,11 +84,15 @@ final class BenchMarkdown {
         }
     }
 
-    /** "45.7 (1.41)" from {@code serverCpuUsPerOp} and {@code serverCores}; the row's note when there are none. */
+    /**
+     * "45.7 (1.41)" from {@code serverCpuUsPerOp} and {@code serverCores}, "45.7 (1.41, JIT 12 %)" when
+     * the server's JIT share was read; the row's note when there are none.
+     */
     private static String cpu(JsonNode r, String side) {
         if (r.has(side + "CpuUsPerOp")) {
+            String jit = r.has(side + "JitShare") ? String.format(Locale.ROOT, ", JIT %.0f %%", r.path(side + "JitShare").asDouble() * 100) : "";
             return CpuMeter.micros(r.path(side + "CpuUsPerOp").asDouble())
-                    + String.format(Locale.ROOT, " (%.2f)", r.path(side + "Cores").asDouble());
+                    + String.format(Locale.ROOT, " (%.2f%s)", r.path(side + "Cores").asDouble(), jit);
         }
         return r.has("cpuNote") ? "n/a: " + r.path("cpuNote").asText() : "";
     }

@@ -27,7 +27,7 @@ final class ClusterComparison {
 
     /**
      * One object per cluster row, in its order: scenario, unit, in flight, both throughputs and their
-     * ratio, both server CPU per unit and their ratio, both p50 and p99; a figure that either row
+     * ratio, both server CPU per unit and their ratio, both JIT shares of it, both p50 and p99; a figure that either row
      * lacks (a scenario with no single-node row, a CPU not read) is left out, and so is its ratio.
      */
     static ArrayNode rows(JsonNode single, JsonNode cluster) {
@@ -46,6 +46,7 @@ final class ClusterComparison {
             }
             pair(o, s, c, "throughputPerSec", "ThroughputPerSec", "throughputRatio");
             pair(o, s, c, "serverCpuUsPerOp", "ServerCpuUsPerOp", "serverCpuRatio");
+            pair(o, s, c, "serverJitShare", "ServerJitShare", null);
             pair(o, s, c, "p50Ms", "P50Ms", null);
             pair(o, s, c, "p99Ms", "P99Ms", null);
         }
@@ -106,13 +107,14 @@ final class ClusterComparison {
         PrintWriter out = new PrintWriter(sw);
         out.println(header(cluster));
         List<List<String>> rows = new ArrayList<>();
-        rows.add(List.of("SCENARIO", "SINGLE NODE", "CLUSTER", "RATIO", "CPU µs/UNIT SINGLE", "CLUSTER", "RATIO", "P99 ms SINGLE",
-                "CLUSTER"));
+        rows.add(List.of("SCENARIO", "SINGLE NODE", "CLUSTER", "RATIO", "CPU µs/UNIT SINGLE", "CLUSTER", "RATIO", "JIT % SINGLE",
+                "CLUSTER", "P99 ms SINGLE", "CLUSTER"));
         for (JsonNode r : cluster.path("comparison")) {
             String unit = r.path("unit").asText("ops");
             rows.add(List.of(r.path("scenario").asText() + (r.has("inFlight") ? " (" + r.path("inFlight").asInt() + " in flight)" : ""),
                     rate(r, "singleThroughputPerSec", unit), rate(r, "clusterThroughputPerSec", unit), times(r, "throughputRatio"),
                     micros(r, "singleServerCpuUsPerOp"), micros(r, "clusterServerCpuUsPerOp"), times(r, "serverCpuRatio"),
+                    percent(r, "singleServerJitShare"), percent(r, "clusterServerJitShare"),
                     millis(r, "singleP99Ms"), millis(r, "clusterP99Ms")));
         }
         Output.table(out, rows);
@@ -154,6 +156,11 @@ final class ClusterComparison {
 
     static String times(JsonNode r, String field) {
         return r.has(field) ? String.format(Locale.ROOT, "%.2f", r.path(field).asDouble()) : "—";
+    }
+
+    /** A 0..1 share as whole per cent ("12"); "—" when the row lacks it. */
+    static String percent(JsonNode r, String field) {
+        return r.has(field) ? String.format(Locale.ROOT, "%.0f", r.path(field).asDouble() * 100) : "—";
     }
 
     static String micros(JsonNode r, String field) {

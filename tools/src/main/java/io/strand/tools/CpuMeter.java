@@ -2,11 +2,15 @@ package io.strand.tools;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The CPU time (user + system) that the bench server and this client JVM spend in one timed window
@@ -25,6 +29,13 @@ import java.util.function.LongSupplier;
  * whole ticks, so a window's figure is within ±2 ticks (±20 ms): 0.2 % of a 10 s window at one
  * core, 2 % of a 1 s {@code --quick} one.
  *
+ * <p><b>JIT.</b> Each window also reads how much of the server's CPU went to its JIT compiler
+ * threads ({@code C1 CompilerThre}/{@code C2 CompilerThre} in {@code /proc/<pid>/task/<tid>/stat}),
+ * so a row says when its CPU per unit is still partly compilation rather than the steady state: three
+ * cluster nodes under {@code append-batched} on this 2-core VM spent 28 % of their CPU in C2 60 s into
+ * the load and settled only after about 150 s (2026-12-03). A compiler thread that exits within a
+ * window takes its time in the window with it, so the share is a lower bound.
+ *
  * <p><b>Loopback.</b> The receive side of loopback TCP usually runs in the sending process's
  * system call, so part of what one side sends is charged to it rather than to the receiver: read
  * the two figures as a split of the 2 cores, not as exact costs of each side.
@@ -33,15 +44,26 @@ final class CpuMeter {
     /** What a row says instead of CPU figures when the server runs inside this JVM. */
     static final String IN_PROCESS = "server in the bench's own JVM: its CPU cannot be told from the client's";
 
-    /** CPU nanos of both processes and the wall clock, at one instant; -1 where a process's CPU is not known. */
-    record Sample(long serverNanos, long clientNanos, long wallNanos) {
+    /**
+     * CPU nanos of both processes and the wall clock, at one instant; -1 where a process's CPU is not
+     * known. {@code serverJitTicks}: each server compiler thread's CPU ticks by "pid/tid", null when
+     * not known.
+     */
+    record Sample(long serverNanos, long clientNanos, long wallNanos, Map<String, Long> serverJitTicks) {
+        Sample(long serverNanos, long clientNanos, long wallNanos) {
+            this(serverNanos, clientNanos, wallNanos, null);
+        }
     }
 
     /**
      * The CPU both sides used over one window of {@code wallNanos}; a side's figure is -1 when it
      * is not known, and {@code note} then says why.
      */
-    record Used(long serverNanos, long clientNanos, long wallNanos, String note) {
+    record Used(long serverNanos, long clientNanos, long wallNanos, String note, long serverJitNanos) {
+        Used(long serverNanos, long clientNanos, long wallNanos, String note) {
+            this(serverNanos, clientNanos, wallNanos, note, -1);
+        }
+
         boolean serverKnown() {
             return serverNanos >= 0;
         }
@@ -53,6 +75,11 @@ final class CpuMeter {
         /** Server CPU microseconds per unit of the row (operation, entry, attempt…); NaN when unknown or no units. */
         double serverMicrosPer(long units) {
             return microsPer(serverNanos, units);
+        }
+
+        /** The share (0..1) of the server's CPU that its JIT compiler threads used; NaN when either is unknown. */
+        double serverJitShare() {
+            return serverJitNanos < 0 || serverNanos <= 0 ? Double.NaN : Math.min(1.0, (double) serverJitNanos / serverNanos);
         }
 
         double clientMicrosPer(long units) {
@@ -79,12 +106,19 @@ final class CpuMeter {
 
     private final LongSupplier server;
     private final LongSupplier client;
+    private final Supplier<Map<String, Long>> serverJit;
     private final String note;
 
     /** {@code server} and {@code client} return cumulative CPU nanos, or -1 when unknown; {@code note} explains a -1. */
     CpuMeter(LongSupplier server, LongSupplier client, String note) {
+        this(server, client, () -> null, note);
+    }
+
+    /** As above, with {@code serverJit} giving the server's compiler threads' ticks by "pid/tid" (null when unknown). */
+    CpuMeter(LongSupplier server, LongSupplier client, Supplier<Map<String, Long>> serverJit, String note) {
         this.server = server;
         this.client = client;
+        this.serverJit = serverJit;
         this.note = note;
     }
 
@@ -98,7 +132,8 @@ final class CpuMeter {
         if (serverPid <= 0 || serverPid == self) {
             return new CpuMeter(() -> -1, () -> -1, IN_PROCESS);
         }
-        return new CpuMeter(() -> cpuNanos(serverPid), () -> cpuNanos(self), "CPU time of the server process not readable");
+        return new CpuMeter(() -> cpuNanos(serverPid), () -> cpuNanos(self), () -> jitTicks(new long[] {serverPid}),
+                "CPU time of the server process not readable");
     }
 
     /**
@@ -118,7 +153,7 @@ final class CpuMeter {
                 each[i] = cpuNanos(pids[i]);
             }
             return sum(each);
-        }, () -> cpuNanos(self), "CPU time of a server process (of " + pids.length + ") not readable");
+        }, () -> cpuNanos(self), () -> jitTicks(pids), "CPU time of a server process (of " + pids.length + ") not readable");
     }
 
     /** The sum of CPU nanos read from several processes; -1 when any of them is -1 (a partial sum would look cheap). */
@@ -134,7 +169,7 @@ final class CpuMeter {
     }
 
     Sample sample() {
-        return new Sample(server.getAsLong(), client.getAsLong(), System.nanoTime());
+        return new Sample(server.getAsLong(), client.getAsLong(), System.nanoTime(), serverJit.get());
     }
 
     /**
@@ -155,7 +190,23 @@ final class CpuMeter {
     static Used between(Sample start, Sample end, String note) {
         long s = start.serverNanos() < 0 || end.serverNanos() < 0 ? -1 : end.serverNanos() - start.serverNanos();
         long c = start.clientNanos() < 0 || end.clientNanos() < 0 ? -1 : end.clientNanos() - start.clientNanos();
-        return new Used(s, c, end.wallNanos() - start.wallNanos(), s < 0 || c < 0 ? note : null);
+        return new Used(s, c, end.wallNanos() - start.wallNanos(), s < 0 || c < 0 ? note : null,
+                jitNanosBetween(start.serverJitTicks(), end.serverJitTicks()));
+    }
+
+    /**
+     * The compiler threads' CPU between two readings: each thread at the end less its ticks at the start
+     * (0 for a thread started since); a thread gone by the end is left out. -1 when either is unknown.
+     */
+    static long jitNanosBetween(Map<String, Long> start, Map<String, Long> end) {
+        if (start == null || end == null) {
+            return -1;
+        }
+        long ticks = 0;
+        for (Map.Entry<String, Long> e : end.entrySet()) {
+            ticks += Math.max(0, e.getValue() - start.getOrDefault(e.getKey(), 0L));
+        }
+        return ticks * nanosPerTick();
     }
 
     // ---------------------------------------------------------------- reading a process
@@ -171,6 +222,39 @@ final class CpuMeter {
             }
         }
         return ProcessHandle.of(pid).flatMap(p -> p.info().totalCpuDuration()).map(d -> d.toNanos()).orElse(-1L);
+    }
+
+    /**
+     * The CPU ticks of every JIT compiler thread of the processes {@code pids}, by "pid/tid"; null when
+     * a process's threads cannot be listed (it ended, or there is no {@code /proc}). A thread that ends
+     * while they are read is skipped.
+     */
+    static Map<String, Long> jitTicks(long[] pids) {
+        Map<String, Long> out = new HashMap<>();
+        for (long pid : pids) {
+            Path tasks = Path.of("/proc", Long.toString(pid), "task");
+            try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
+                for (Path t : threads) {
+                    try {
+                        String line = Files.readString(t.resolve("stat"), StandardCharsets.US_ASCII);
+                        if (compilerThread(line)) {
+                            out.put(pid + "/" + t.getFileName(), ticks(line));
+                        }
+                    } catch (IOException | IllegalArgumentException e) {
+                        // the thread ended between the listing and the read: its time is not in the window
+                    }
+                }
+            } catch (IOException e) {
+                return null;
+            }
+        }
+        return out;
+    }
+
+    /** Whether a {@code /proc/<pid>/task/<tid>/stat} line is a HotSpot JIT compiler thread's (comm cut to 15 characters by Linux). */
+    static boolean compilerThread(String statLine) {
+        int open = statLine.indexOf('(');
+        return open >= 0 && (statLine.startsWith("C2 CompilerThre", open + 1) || statLine.startsWith("C1 CompilerThre", open + 1));
     }
 
     /**

@@ -46,6 +46,17 @@ class BenchReportTest {
     }
 
     @Test
+    void rowShouldSayHowMuchOfTheServersCpuWasJitWhenItWasRead() {
+        BenchReport r = batched();
+        r.cpu = new CpuMeter.Used(970_000_000L, 310_000_000L, 1_250_000_000L, null, 120_000_000L); // 0.12 s of 0.97 s in compiler threads
+        assertEquals(0.124, r.json().path("serverJitShare").asDouble(), 1e-9);
+        assertTrue(r.line().contains("server=9.70µs (JIT 12%) client=3.10µs"), r.line());
+        r.cpu = new CpuMeter.Used(970_000_000L, 310_000_000L, 1_250_000_000L, null); // not read: no share, not a 0 %
+        assertFalse(r.json().has("serverJitShare"));
+        assertFalse(r.line().contains("JIT"), r.line());
+    }
+
+    @Test
     void rowShouldSayWhyInsteadOfFiguresWhenTheServerRunsInProcess() {
         BenchReport r = batched();
         r.cpu = new CpuMeter.Used(-1, -1, 1_250_000_000L, CpuMeter.IN_PROCESS);

@@ -70,6 +70,28 @@ class ClusterComparisonTest {
     }
 
     @Test
+    void rowsShouldCarryEachSidesJitShareAndTheTableShowIt() {
+        ArrayNode single = Json.MAPPER.createArrayNode();
+        ArrayNode cluster = Json.MAPPER.createArrayNode();
+        single.add(withJit(row("append batched", "entries", 4, 500_000, 5.0, 4, 8.0), 0.05));
+        cluster.add(withJit(row("append batched", "entries", 4, 300_000, 5.0, 10, 20.0), 0.28));
+        JsonNode batched = ClusterComparison.rows(single, cluster).get(0);
+        assertEquals(0.05, batched.path("singleServerJitShare").asDouble(), 1e-9);
+        assertEquals(0.28, batched.path("clusterServerJitShare").asDouble(), 1e-9);
+        assertFalse(batched.has("jitRatio"));
+        ObjectNode doc = Json.MAPPER.createObjectNode().put("nodes", 3).put("shards", 8);
+        doc.set("comparison", ClusterComparison.rows(single, cluster));
+        String text = ClusterComparison.text(doc);
+        assertTrue(text.contains("JIT % SINGLE"), text);
+        assertTrue(text.matches("(?s).*append batched \\(4 in flight\\).* 5 +28 .*"), text);
+        assertFalse(ClusterComparison.rows(single(), cluster()).get(0).has("singleServerJitShare"), "not read: left out");
+    }
+
+    private static ObjectNode withJit(ObjectNode row, double share) {
+        return row.put("serverJitShare", share);
+    }
+
+    @Test
     void rowsShouldLeaveOutARatioWhenEitherSideLacksTheFigure() {
         ArrayNode rows = ClusterComparison.rows(single(), cluster());
         JsonNode incr = rows.get(2);

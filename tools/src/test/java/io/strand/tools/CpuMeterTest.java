@@ -98,6 +98,38 @@ class CpuMeterTest {
     }
 
     @Test
+    void compilerThreadShouldMatchHotSpotsJitThreadsOnly() {
+        assertTrue(CpuMeter.compilerThread("812 (C2 CompilerThre) S 1 2 3 4 5 6 7 8 9 10 11 700 12 0 0 20 0"));
+        assertTrue(CpuMeter.compilerThread("813 (C1 CompilerThre) S 1 2 3 4 5 6 7 8 9 10 11 30 2 0 0 20 0"));
+        assertFalse(CpuMeter.compilerThread("814 (shard6-writer-0) S 1 2 3 4 5 6 7 8 9 10 11 30 2 0 0 20 0"));
+        assertFalse(CpuMeter.compilerThread(STAT));
+    }
+
+    @Test
+    void jitNanosBetweenShouldCountEachThreadsWindowAndNeverGoBelowZero() {
+        long tick = CpuMeter.nanosPerTick();
+        java.util.Map<String, Long> start = java.util.Map.of("1/10", 500L, "1/11", 40L);
+        // 1/10 went on by 30 ticks, 1/11 exited (its window is lost, not negative), 1/12 started in the window
+        java.util.Map<String, Long> end = java.util.Map.of("1/10", 530L, "1/12", 7L);
+        assertEquals(37 * tick, CpuMeter.jitNanosBetween(start, end));
+        assertEquals(-1, CpuMeter.jitNanosBetween(null, end), "not read at the start: unknown, not zero");
+        CpuMeter.Used used = CpuMeter.between(new CpuMeter.Sample(0, 0, 0, start), new CpuMeter.Sample(370 * tick, 0, 1, end), null);
+        assertEquals(0.1, used.serverJitShare(), 1e-9);
+        assertTrue(Double.isNaN(CpuMeter.between(new CpuMeter.Sample(0, 0, 0), new CpuMeter.Sample(10, 0, 1), null).serverJitShare()));
+    }
+
+    @Test
+    void jitTicksShouldFindThisJvmsCompilerThreads() {
+        Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/self/task")), "Linux /proc");
+        long self = ProcessHandle.current().pid();
+        java.util.Map<String, Long> ticks = CpuMeter.jitTicks(new long[] {self});
+        assertTrue(ticks != null && !ticks.isEmpty(), "a JVM with the JIT on has compiler threads: " + ticks);
+        assertTrue(ticks.keySet().stream().allMatch(k -> k.startsWith(self + "/")), ticks.toString());
+        assertTrue(ticks.values().stream().allMatch(t -> t >= 0), ticks.toString());
+        assertEquals(null, CpuMeter.jitTicks(new long[] {Long.MAX_VALUE}), "no such process: unknown");
+    }
+
+    @Test
     void cpuNanosShouldBeUnknownWhenTheProcessHasExited() throws Exception {
         Process p = new ProcessBuilder("true").start();
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
