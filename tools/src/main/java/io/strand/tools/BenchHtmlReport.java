@@ -229,7 +229,8 @@ final class BenchHtmlReport {
     }
 
     /**
-     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores" (and the server's JIT share when read); a side not measured is
+     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores" and, when read, the server's JIT
+     * share; a side not measured is
      * "?", and the row's note (e.g. an in-process server) is shown when a side is missing.
      */
     private static String cpuCell(JsonNode r) {

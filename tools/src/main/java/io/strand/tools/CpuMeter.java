@@ -32,7 +32,7 @@ import java.util.function.Supplier;
  * <p><b>JIT.</b> Each window also reads how much of the server's CPU went to its JIT compiler
  * threads ({@code C1 CompilerThre}/{@code C2 CompilerThre} in {@code /proc/<pid>/task/<tid>/stat}),
  * so a row says when its CPU per unit is still partly compilation rather than the steady state: three
- * cluster nodes under {@code append-batched} on this 2-core VM spent 28 % of their CPU in C2 60 s into
+ * cluster nodes under {@code append-batched} on this 2-core VM spent 28 % of their CPU in C2 75–95 s into
  * the load and settled only after about 150 s (2026-12-03). A compiler thread that exits within a
  * window takes its time in the window with it, so the share is a lower bound.
  *
