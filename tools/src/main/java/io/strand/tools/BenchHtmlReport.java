@@ -229,9 +229,9 @@ final class BenchHtmlReport {
     }
 
     /**
-     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores" and, when read, the server's JIT
-     * share; a side not measured is
-     * "?", and the row's note (e.g. an in-process server) is shown when a side is missing.
+     * "45.7 · 15.2" (server · client CPU per unit) over "1.41 + 0.47 cores" and, when read, the server's
+     * JIT share; a side not measured is "?", and the row's note (e.g. an in-process server) is shown
+     * when a side is missing.
      */
     private static String cpuCell(JsonNode r) {
         if (!r.has("serverCpuUsPerOp") && !r.has("clientCpuUsPerOp")) {
@@ -241,7 +241,7 @@ final class BenchHtmlReport {
                 .append(side(r, "clientCpuUsPerOp")).append("<br><small>").append(cores(r, "serverCores"))
                 .append(" + ").append(cores(r, "clientCores")).append(" cores</small>");
         if (r.has("serverJitShare")) {
-            c.append(String.format(Locale.ROOT, "<br><small>server JIT %.0f %%</small>", r.path("serverJitShare").asDouble() * 100));
+            c.append("<br><small>server JIT ").append(CpuMeter.percent(r.path("serverJitShare").asDouble())).append(" %</small>");
         }
         if (r.has("cpuNote")) {
             c.append("<br><small>").append(esc(r.path("cpuNote").asText())).append("</small>");

@@ -90,7 +90,7 @@ final class BenchMarkdown {
      */
     private static String cpu(JsonNode r, String side) {
         if (r.has(side + "CpuUsPerOp")) {
-            String jit = r.has(side + "JitShare") ? String.format(Locale.ROOT, ", JIT %.0f %%", r.path(side + "JitShare").asDouble() * 100) : "";
+            String jit = r.has(side + "JitShare") ? ", JIT " + CpuMeter.percent(r.path(side + "JitShare").asDouble()) + " %" : "";
             return CpuMeter.micros(r.path(side + "CpuUsPerOp").asDouble())
                     + String.format(Locale.ROOT, " (%.2f%s)", r.path(side + "Cores").asDouble(), jit);
         }

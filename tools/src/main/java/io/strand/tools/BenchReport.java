@@ -140,7 +140,7 @@ final class BenchReport {
         StringBuilder sb = new StringBuilder("cpu/").append(singular(unit));
         sb.append(" server=").append(cpu.serverKnown() ? CpuMeter.micros(cpu.serverMicrosPer(count)) + "µs" : "?");
         if (cpu.serverKnown() && !Double.isNaN(cpu.serverJitShare())) {
-            sb.append(String.format(Locale.ROOT, " (JIT %.0f%%)", cpu.serverJitShare() * 100));
+            sb.append(" (JIT ").append(CpuMeter.percent(cpu.serverJitShare())).append("%)");
         }
         sb.append(" client=").append(cpu.clientKnown() ? CpuMeter.micros(cpu.clientMicrosPer(count)) + "µs" : "?");
         if (cpu.serverKnown() && cpu.clientKnown()) {

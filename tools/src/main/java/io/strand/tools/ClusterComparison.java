@@ -160,7 +160,7 @@ final class ClusterComparison {
 
     /** A 0..1 share as whole per cent ("12"); "—" when the row lacks it. */
     static String percent(JsonNode r, String field) {
-        return r.has(field) ? String.format(Locale.ROOT, "%.0f", r.path(field).asDouble() * 100) : "—";
+        return r.has(field) ? CpuMeter.percent(r.path(field).asDouble()) : "—";
     }
 
     static String micros(JsonNode r, String field) {

@@ -332,6 +332,11 @@ final class CpuMeter {
         return String.format(Locale.ROOT, "%.3f", us);
     }
 
+    /** A 0..1 share as whole per cent, "12" (the JIT share in every output); "—" for NaN. */
+    static String percent(double share) {
+        return Double.isNaN(share) ? "—" : String.format(Locale.ROOT, "%.0f", share * 100);
+    }
+
     /** {@code us} rounded for JSON to three decimals (nanosecond); NaN is left out by the caller. */
     static double rounded(double us) {
         return Math.round(us * 1000) / 1000.0;

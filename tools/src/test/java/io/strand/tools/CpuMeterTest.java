@@ -98,6 +98,13 @@ class CpuMeterTest {
     }
 
     @Test
+    void percentShouldGiveAShareAsWholePerCent() {
+        assertEquals("12", CpuMeter.percent(0.124));
+        assertEquals("0", CpuMeter.percent(0.004));
+        assertEquals("—", CpuMeter.percent(Double.NaN));
+    }
+
+    @Test
     void compilerThreadShouldMatchHotSpotsJitThreadsOnly() {
         assertTrue(CpuMeter.compilerThread("812 (C2 CompilerThre) S 1 2 3 4 5 6 7 8 9 10 11 700 12 0 0 20 0"));
         assertTrue(CpuMeter.compilerThread("813 (C1 CompilerThre) S 1 2 3 4 5 6 7 8 9 10 11 30 2 0 0 20 0"));
