@@ -32,6 +32,8 @@ final class HotAppender implements AutoCloseable {
     private final Bytes<?> padding = Bytes.allocateElasticOnHeap(32);
     /** The mapped chunk last given {@link NoReadAround}'s advice: each chunk is advised once. */
     private BytesStore<?, ?> advised;
+    /** Maps the pages each append is about to write in one call ({@link PrefaultAhead}). */
+    private final PrefaultAhead prefault = new PrefaultAhead();
     /** Entries of the last batch whose paddings a full disk cut short: written before anything else. */
     private long paddingsFrom;
     private long paddingsHead;
@@ -132,6 +134,8 @@ final class HotAppender implements AutoCloseable {
                     advised = into.bytesStore(); // a chunk this appender has not written into yet
                     NoReadAround.advise(advised);
                 }
+                prefault.before(into.bytesStore(), into.writePosition(),
+                        encoded.readRemaining() + (long) HotLog.EXCERPT_OVERHEAD_BYTES * count);
                 copy(encoded, into);
             } catch (RuntimeException | Error e) {
                 dc.rollbackOnClose(); // Chronicle would otherwise commit the excerpt cut short

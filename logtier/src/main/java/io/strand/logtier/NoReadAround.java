@@ -55,19 +55,28 @@ final class NoReadAround {
         if (!(store instanceof MappedBytesStore mapped) || MADVISE == null) {
             return;
         }
-        long length = length(mapped);
-        int rc;
-        try {
-            rc = (int) MADVISE.invokeExact(MemorySegment.ofAddress(mapped.address), length, MADV_RANDOM);
-        } catch (Throwable t) {
-            rc = -1;
-        }
+        int rc = madvise(mapped.address, length(mapped), MADV_RANDOM);
         if (rc == 0) {
             ADVISED.incrementAndGet();
         } else if (!warned) {
             warned = true;
             LOG.log(System.Logger.Level.WARNING, "madvise(MADV_RANDOM) of a log's mapped chunk failed; new pages of"
                     + " small logs may be read around (page cache use, not correctness)");
+        }
+    }
+
+    /**
+     * {@code madvise(address, length, advice)}: 0 when the kernel took the advice, -1 when it refused
+     * or the C library has no {@code madvise}. {@code address} must be page-aligned.
+     */
+    static int madvise(long address, long length, int advice) {
+        if (MADVISE == null) {
+            return -1;
+        }
+        try {
+            return (int) MADVISE.invokeExact(MemorySegment.ofAddress(address), length, advice);
+        } catch (Throwable t) {
+            return -1;
         }
     }
 
