@@ -30,9 +30,7 @@ final class HotAppender implements AutoCloseable {
     private final Bytes<?> encoded = Bytes.allocateElasticOnHeap(1024);
     /** A padding excerpt as encoded (scratch). */
     private final Bytes<?> padding = Bytes.allocateElasticOnHeap(32);
-    /** The mapped chunk last given {@link NoReadAround}'s advice: each chunk is advised once. */
-    private BytesStore<?, ?> advised;
-    /** Maps the pages each append is about to write in one call ({@link PrefaultAhead}). */
+    /** Advises each new mapped chunk once and maps the pages each append is about to write in one call ({@link PrefaultAhead}). */
     private final PrefaultAhead prefault = new PrefaultAhead();
     /** Entries of the last batch whose paddings a full disk cut short: written before anything else. */
     private long paddingsFrom;
@@ -130,10 +128,6 @@ final class HotAppender implements AutoCloseable {
         try (DocumentContext dc = a.writingDocument()) {
             try {
                 Bytes<?> into = dc.wire().bytes();
-                if (into.bytesStore() != advised) {
-                    advised = into.bytesStore(); // a chunk this appender has not written into yet
-                    NoReadAround.advise(advised);
-                }
                 prefault.before(into.bytesStore(), into.writePosition(),
                         encoded.readRemaining() + (long) HotLog.EXCERPT_OVERHEAD_BYTES * count);
                 copy(encoded, into);
@@ -224,7 +218,7 @@ final class HotAppender implements AutoCloseable {
 
     /** The mapped chunk the last append wrote into, as advised ({@link NoReadAround}); tests. */
     BytesStore<?, ?> advisedChunk() {
-        return advised;
+        return prefault.chunk();
     }
 
     /** {@code storage_full} for a write the file system had no room for; anything else as it was. */

@@ -5,7 +5,8 @@ import net.openhft.chronicle.bytes.BytesStore;
 import net.openhft.chronicle.bytes.MappedBytesStore;
 
 /**
- * Owned by the log's writer thread (one per {@link HotAppender}): before an append, maps the pages of
+ * Owned by the log's writer thread (one per {@link HotAppender}): before an append, gives a chunk the
+ * appender has not written into yet {@link NoReadAround}'s advice, and maps the pages of
  * the cycle file it is about to write, and as many again beyond them, in one
  * {@code madvise(MADV_POPULATE_WRITE)} call, instead of taking one page fault per page as the copy
  * first touches each.
@@ -35,7 +36,6 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
 final class PrefaultAhead {
     /** Linux's {@code MADV_POPULATE_WRITE} (5.14+). */
     static final int MADV_POPULATE_WRITE = 23;
-    static final long PAGE = 4096;
     /**
      * The most populated beyond an append's own pages: bounds the page cache and disk blocks a log
      * holds ahead of its writes (a 1 MiB batch would otherwise take 1 MiB more).
@@ -43,25 +43,36 @@ final class PrefaultAhead {
     static final long AHEAD_MAX = 256 << 10;
     /** Refusals, with none accepted, after which no more calls are made (an old kernel). */
     static final int GIVE_UP_AFTER = 16;
+    private static final long PAGE = QueueFilePrefill.PAGE;
     private static final AtomicLong POPULATED = new AtomicLong();
     private static final AtomicLong REFUSED = new AtomicLong();
+    /** Set once {@link #GIVE_UP_AFTER} calls were refused and none accepted: one read per append after that. */
+    private static volatile boolean gaveUp;
 
-    /** The chunk of the last call; {@code populatedTo} is a file offset in it. */
+    /**
+     * The mapped chunk the appender writes into, given {@link NoReadAround}'s advice when it became
+     * this one; {@code populatedTo} is a file offset in it.
+     */
     private MappedBytesStore chunk;
     private long populatedTo;
 
     /**
      * Before {@code bytes} are written at file offset {@code position} into {@code store} (the mapped
-     * chunk the appender's write position is in): populates what of them, and of the same number of
-     * bytes after them, is not populated yet. Anything other than a mapped chunk is left alone.
+     * chunk the appender's write position is in): a chunk not seen before gets {@link NoReadAround}'s
+     * advice; then populates what of the bytes, and of as many again after them (at most
+     * {@link #AHEAD_MAX}), is not populated yet. Anything other than a mapped chunk is left alone.
      */
     void before(BytesStore<?, ?> store, long position, long bytes) {
-        if (!(store instanceof MappedBytesStore mapped) || (POPULATED.get() == 0 && REFUSED.get() >= GIVE_UP_AFTER)) {
+        if (!(store instanceof MappedBytesStore mapped)) {
             return;
         }
         if (mapped != chunk) {
             chunk = mapped;
             populatedTo = 0;
+            NoReadAround.advise(mapped);
+        }
+        if (gaveUp) {
+            return;
         }
         long end = position + bytes;
         if (end <= populatedTo) {
@@ -73,7 +84,11 @@ final class PrefaultAhead {
             return;
         }
         int rc = NoReadAround.madvise(mapped.address + (from - mapped.start()), to - from, MADV_POPULATE_WRITE);
-        (rc == 0 ? POPULATED : REFUSED).incrementAndGet();
+        if (rc == 0) {
+            POPULATED.incrementAndGet();
+        } else if (REFUSED.incrementAndGet() >= GIVE_UP_AFTER && POPULATED.get() == 0) {
+            gaveUp = true;
+        }
         populatedTo = to; // refused: not retried, the faults happen as before
     }
 
@@ -81,7 +96,12 @@ final class PrefaultAhead {
         return (offset + PAGE - 1) & -PAGE;
     }
 
-    /** Calls the kernel accepted so far (tests, and the bench's reading of it). */
+    /** The chunk the last append wrote into, as advised; null before the first (tests). */
+    MappedBytesStore chunk() {
+        return chunk;
+    }
+
+    /** Calls the kernel accepted so far (tests). */
     static long populated() {
         return POPULATED.get();
     }

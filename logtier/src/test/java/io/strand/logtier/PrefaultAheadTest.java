@@ -32,7 +32,7 @@ class PrefaultAheadTest {
     void batchedAppendsShouldNotFaultPageByPage() throws IOException {
         assumeTrue(Files.isReadable(Path.of("/proc/thread-self/stat")), "needs Linux's /proc/thread-self/stat");
         int batches = 200;
-        long pagesWritten = batches * 100L * (ENTRY.length + HotLog.EXCERPT_OVERHEAD_BYTES) / PrefaultAhead.PAGE;
+        long pagesWritten = batches * 100L * (ENTRY.length + HotLog.EXCERPT_OVERHEAD_BYTES) / QueueFilePrefill.PAGE;
         long populatedBefore = PrefaultAhead.populated();
         long refusedBefore = PrefaultAhead.refused();
         try (HotLog hot = HotLog.open(dir.resolve("q"), LogConfig.defaults(dir, Durability.OS), null)) {
@@ -65,7 +65,7 @@ class PrefaultAheadTest {
                 cycleFile = files.filter(f -> f.toString().endsWith(".cq4")).findFirst().orElseThrow();
             }
             long pages = ResidentPages.of(cycleFile);
-            long written = count * (ENTRY.length + (long) HotLog.EXCERPT_OVERHEAD_BYTES) / PrefaultAhead.PAGE + 1;
+            long written = count * (ENTRY.length + (long) HotLog.EXCERPT_OVERHEAD_BYTES) / QueueFilePrefill.PAGE + 1;
             System.out.printf("%d one-entry appends: %d pages of the cycle file cached, about %d written%n", count, pages, written);
             assertTrue(pages <= written + 8, pages + " pages cached for about " + written + " written");
         }
