@@ -92,4 +92,46 @@ class ShardSnapshotsTest {
         assertEquals(5, info.getIndex());
         assertArrayEquals(Files.readAllBytes(live.resolve("f")), Files.readAllBytes(tmp.resolve("shard/snapshots/1_5/f")));
     }
+
+    @Test
+    void aRetiredSnapshotShouldBecomeTheNextStagingSoThatStagingWritesOnlyWhatChangedAndEverySnapshotStillMatchesItsManifest()
+            throws IOException {
+        Path live = tmp.resolve("live");
+        Files.createDirectories(live.resolve("logs/a/queue"));
+        byte[] queue = random(3, 8 * DirMirror.BLOCK);
+        ShardSnapshots snapshots = new ShardSnapshots(0, tmp.resolve("shard"));
+        snapshots.init(null);
+        snapshots.reload();
+        Path stage = tmp.resolve("shard/snapshot.tmp/stage");
+        AtomicLong staged = new AtomicLong();
+        FileListSnapshotInfo newest = null;
+        int takes = ShardSnapshots.RETAINED + 2; // the last staging is over a recycled snapshot
+        for (int i = 1; i <= takes; i++) {
+            queue = java.util.Arrays.copyOf(queue, queue.length + DirMirror.BLOCK); // an append-only file grows
+            queue[0] = (byte) i; // and its header block is rewritten
+            Files.write(live.resolve("logs/a/queue/cycle.cq4"), queue);
+            snapshots.prestage((dir, cancelled) -> {
+                DirMirror.Result r = DirMirror.mirror(live, dir, rel -> false, true, cancelled);
+                staged.set(r.bytesWritten());
+                return r;
+            });
+            if (i > ShardSnapshots.RETAINED + 1) { // over the snapshot of take i - RETAINED - 1
+                assertEquals((1L + ShardSnapshots.RETAINED + 1) * DirMirror.BLOCK, staged.get(),
+                        "staging over a retired snapshot writes the header and the blocks appended since it");
+            }
+            newest = snapshots.take(TermIndex.valueOf(1, 10L * i), i,
+                    dir -> DirMirror.mirror(live, dir, rel -> false, false, () -> false));
+            assertFalse(Files.exists(stage), "a take moves the staging directory into snapshots/");
+            snapshots.cleanupOldSnapshots(null);
+            if (i > ShardSnapshots.RETAINED) {
+                assertTrue(Files.isDirectory(stage), "the retired snapshot is the next staging directory");
+            }
+        }
+        try (var named = Files.list(tmp.resolve("shard/snapshots"))) {
+            assertEquals(ShardSnapshots.RETAINED, named.count());
+        }
+        assertEquals(newest.getTermIndex(), snapshots.reload().getTermIndex());
+        snapshots.refillLive(snapshots.getLatestSnapshot()); // checks every file's CRC against the manifest
+        assertArrayEquals(queue, Files.readAllBytes(snapshots.liveDir().resolve("logs/a/queue/cycle.cq4")));
+    }
 }

@@ -9,13 +9,16 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 
 /**
  * Makes a directory tree an exact copy of another one, writing only the {@link #BLOCK}-sized blocks
@@ -36,8 +39,22 @@ public final class DirMirror {
     private DirMirror() {
     }
 
-    /** What one mirror pass did. */
-    public record Result(long files, long bytesRead, long bytesWritten, long linked) {
+    /**
+     * What one mirror pass did.
+     *
+     * @param crcs the CRC-32C of every file the pass compared and copied, by its path relative to the
+     *             target (as {@link Path#toString()}): computed from the source blocks as they were read,
+     *             so it is the CRC of what the target now holds, without reading the target again
+     */
+    public record Result(long files, long bytesRead, long bytesWritten, long linked, Map<String, Integer> crcs) {
+        public Result {
+            crcs = Map.copyOf(crcs);
+        }
+
+        /** A pass that reports no CRCs. */
+        public Result(long files, long bytesRead, long bytesWritten, long linked) {
+            this(files, bytesRead, bytesWritten, linked, Map.of());
+        }
     }
 
     /**
@@ -65,6 +82,7 @@ public final class DirMirror {
                                 BooleanSupplier cancelled) throws IOException {
         Files.createDirectories(to);
         Set<Path> wanted = new HashSet<>();
+        Map<String, Integer> crcs = new HashMap<>();
         long files = 0;
         long read = 0;
         long written = 0;
@@ -97,6 +115,7 @@ public final class DirMirror {
             files++;
             read += rw[0];
             written += rw[1];
+            crcs.put(rel.toString(), (int) rw[2]);
         }
         List<Path> existing = sortedTree(to);
         for (int i = existing.size() - 1; i >= 0; i--) { // children before their parents
@@ -113,10 +132,10 @@ public final class DirMirror {
             }
             DurableFiles.fsyncDirectory(to);
         }
-        return new Result(files, read, written, linked);
+        return new Result(files, read, written, linked, crcs);
     }
 
-    /** @return {bytes read from {@code from}, bytes written to {@code to}} */
+    /** @return {bytes read from {@code from}, bytes written to {@code to}, CRC-32C of the content} */
     private static long[] mirrorFile(Path from, Path to, ByteBuffer a, ByteBuffer b, boolean force, BooleanSupplier cancelled)
             throws IOException {
         if (Files.isDirectory(to)) {
@@ -124,6 +143,7 @@ public final class DirMirror {
         }
         long read = 0;
         long written = 0;
+        CRC32C crc = new CRC32C();
         try (FileChannel in = FileChannel.open(from, StandardOpenOption.READ);
              FileChannel out = FileChannel.open(to, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long size = in.size();
@@ -133,6 +153,8 @@ public final class DirMirror {
                 }
                 int len = (int) Math.min(BLOCK, size - pos);
                 readFully(in, a, pos, len);
+                crc.update(a);
+                a.rewind();
                 int have = readUpTo(out, b, pos, len);
                 read += len;
                 if (have != len || a.mismatch(b) >= 0) {
@@ -150,7 +172,7 @@ public final class DirMirror {
                 out.force(true);
             }
         }
-        return new long[] {read, written};
+        return new long[] {read, written, crc.getValue()};
     }
 
     private static void readFully(FileChannel ch, ByteBuffer buf, long pos, int len) throws IOException {
