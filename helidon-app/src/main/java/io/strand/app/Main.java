@@ -88,10 +88,30 @@ public final class Main {
     }
 
     /**
+     * Has the JDK wait for socket readiness on its platform poller threads ({@code jdk.pollerMode=1}),
+     * unless the JVM was started with a {@code -Djdk.pollerMode} of its own. Called before any socket is
+     * used: the JDK reads the property once, when the first virtual thread blocks on one.
+     *
+     * <p>JDK 25's default on Linux (mode 2) runs the pollers as virtual threads that a master platform
+     * poller wakes: a request arriving on an idle socket is one more thread hand-off (a carrier woken
+     * for the sub-poller, then again for the socket's reader), and on this VM a hand-off's context switch is
+     * the largest cost of a small request ({@code perf}: 16 % of the server's samples in {@code futex} on
+     * the carriers under {@code strand bench read-pagination}). Measured with {@code ./strand bench
+     * --warmup 15 append-serial append-concurrent read-pagination live-tail incr-contended}, mode 1 and
+     * the default alternating (README, "Benchmarks").
+     */
+    static void usePlatformPollers() {
+        if (System.getProperty("jdk.pollerMode") == null) {
+            System.setProperty("jdk.pollerMode", "1");
+        }
+    }
+
+    /**
      * Starts, prints the bound address (and where the root token is), and blocks until
      * SIGTERM/SIGINT, then shuts down cleanly. Signed tokens unless {@code --auth false}.
      */
     public static void serve(ServerConfig config) throws InterruptedException {
+        usePlatformPollers();
         config.logging().install();
         // single node: the data directory's own auth state, opened before the stores as always; a cluster's
         // is in its _system shard, so it is opened over the placement
