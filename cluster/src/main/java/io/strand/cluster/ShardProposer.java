@@ -60,8 +60,6 @@ public final class ShardProposer {
     private final Duration timeout;
     private final int maxInFlight;
     private final Lane[] lanes;
-    private final AtomicLong entries = new AtomicLong();
-    private final AtomicLong commands = new AtomicLong();
 
     /** Where the proposer gets each shard's Raft client, and says when one broke. */
     interface Clients {
@@ -110,11 +108,21 @@ public final class ShardProposer {
 
     /** Raft entries proposed since start (with {@link #commandsProposed()}: the batching factor). */
     public long entriesProposed() {
-        return entries.get();
+        return java.util.Arrays.stream(lanes).mapToLong(l -> l.entries.get()).sum();
     }
 
     public long commandsProposed() {
-        return commands.get();
+        return java.util.Arrays.stream(lanes).mapToLong(l -> l.commands.get()).sum();
+    }
+
+    /** Raft entries this node proposed to {@code shard} since start, resends included. */
+    public long entriesProposed(int shard) {
+        return lanes[shard].entries.get();
+    }
+
+    /** Commands (client writes) those entries carried: divided by {@link #entriesProposed(int)}, the batching factor. */
+    public long commandsProposed(int shard) {
+        return lanes[shard].commands.get();
     }
 
     /**
@@ -160,6 +168,9 @@ public final class ShardProposer {
         private final int shard;
         private final ArrayDeque<Pending> queue = new ArrayDeque<>();
         private int inFlight;
+        /** Proposals sent on this lane and the commands in them (any thread: atomics). */
+        private final AtomicLong entries = new AtomicLong();
+        private final AtomicLong commands = new AtomicLong();
 
         Lane(int shard) {
             this.shard = shard;
@@ -202,6 +213,7 @@ public final class ShardProposer {
         private void send(List<Pending> batch) {
             entries.incrementAndGet();
             commands.addAndGet(batch.size());
+
             CompletableFuture<RaftClientReply> sent;
             RaftClient client = null;
             try {

@@ -87,6 +87,13 @@ class ClusterReplicationTest {
                 (double) commands / entries);
         assertTrue(commands >= acks.size());
         assertTrue(entries < commands, "concurrent commands should share Raft entries");
+        for (RaftNode n : cluster.nodes()) { // the per-shard counts (the metrics): each node sent each shard its own commands
+            for (int k = 0; k < SHARDS; k++) {
+                long shardCommands = n.proposer().commandsProposed(k);
+                assertTrue(shardCommands >= perNodeAndShard, n.nodeId() + " proposed " + shardCommands + " commands to shard " + k);
+                assertTrue(n.proposer().entriesProposed(k) > 0 && n.proposer().entriesProposed(k) <= shardCommands);
+            }
+        }
     }
 
     @Test

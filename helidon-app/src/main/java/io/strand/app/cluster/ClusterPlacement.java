@@ -92,7 +92,7 @@ public final class ClusterPlacement implements Placement {
         registerShardMetrics();
     }
 
-    /** Per shard (label {@code shard}): leader, term, commit index, apply lag, follower lag, leader changes. */
+    /** Per shard (label {@code shard}): leader, term, commit index, apply lag, follower lag, leader changes, proposals. */
     private void registerShardMetrics() {
         metrics.counter("strand.cluster.local.reads", "Reads served from the local copy because no read index came in time "
                 + "and no majority of the shard's replicas was reachable", localOnlyReads::get);
@@ -110,6 +110,10 @@ public final class ClusterPlacement implements Placement {
                     shard, read.apply(ShardMetrics::followerLag));
             metrics.shardGauge("strand.cluster.leader.changes", "Leader changes this replica saw since start (elections)", shard,
                     read.apply(ShardMetrics::leaderChanges));
+            metrics.shardGauge("strand.cluster.proposed.entries", "Raft entries this node proposed to the shard since start",
+                    shard, () -> node.proposer().entriesProposed(shard));
+            metrics.shardGauge("strand.cluster.proposed.commands", "Client writes those entries carried (÷ entries: the batching factor)",
+                    shard, () -> node.proposer().commandsProposed(shard));
         }
     }
 

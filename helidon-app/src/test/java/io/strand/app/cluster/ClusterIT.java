@@ -135,7 +135,8 @@ class ClusterIT {
         Http.Reply metrics = http("n3").get("/observe/metrics");
         assertEquals(200, metrics.status());
         for (String name : List.of("strand_cluster_leader", "strand_cluster_term", "strand_cluster_commit_index",
-                "strand_cluster_apply_lag", "strand_cluster_follower_lag", "strand_cluster_leader_changes")) {
+                "strand_cluster_apply_lag", "strand_cluster_follower_lag", "strand_cluster_leader_changes",
+                "strand_cluster_proposed_entries", "strand_cluster_proposed_commands")) {
             assertTrue(metrics.body().lines().anyMatch(l -> l.startsWith(name + "{") && l.contains("shard=\"0\"")),
                     name + " missing from the metrics: " + metrics.body().lines().filter(l -> l.contains("cluster")).toList());
         }
