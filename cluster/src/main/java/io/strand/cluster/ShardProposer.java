@@ -5,6 +5,7 @@ import io.strand.core.StrandException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -108,11 +109,11 @@ public final class ShardProposer {
 
     /** Raft entries proposed since start (with {@link #commandsProposed()}: the batching factor). */
     public long entriesProposed() {
-        return java.util.Arrays.stream(lanes).mapToLong(l -> l.entries.get()).sum();
+        return Arrays.stream(lanes).mapToLong(l -> l.entries.get()).sum();
     }
 
     public long commandsProposed() {
-        return java.util.Arrays.stream(lanes).mapToLong(l -> l.commands.get()).sum();
+        return Arrays.stream(lanes).mapToLong(l -> l.commands.get()).sum();
     }
 
     /** Raft entries this node proposed to {@code shard} since start, resends included. */
@@ -213,7 +214,6 @@ public final class ShardProposer {
         private void send(List<Pending> batch) {
             entries.incrementAndGet();
             commands.addAndGet(batch.size());
-
             CompletableFuture<RaftClientReply> sent;
             RaftClient client = null;
             try {
