@@ -6,10 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.app.testing.Http;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,14 +36,20 @@ class PollerModeIT {
     @Test
     void theServerShouldPollSocketsOnPlatformPollerThreads() throws IOException {
         try (ServerProcess child = ServerProcess.start(dir, List.of("--durability", "os", "--auth", "false"), List.of())) {
-            Http http = new Http(child.url, null);
-            for (int i = 0; i < 3; i++) { // keep-alive: the connection's reader blocks between requests
-                Http.Reply r = http.post("/v1/ws/pollers/logs/l/entries", "{\"data\":" + i + "}");
-                assertEquals(200, r.status(), r.body());
+            Http.Reply r = new Http(child.url, null).post("/v1/ws/pollers/logs/l/entries", "{\"data\":1}");
+            assertEquals(200, r.status(), r.body());
+            int port = Integer.parseInt(child.url.substring(child.url.lastIndexOf(':') + 1));
+            // a connection that sends nothing: its reader must block on it, which starts the JDK's pollers
+            try (Socket idle = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                List<String> threads = threadNames(child.process.pid());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!threads.contains("Read-Poller") && !threads.contains("MasterPoller") && System.nanoTime() < deadline) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // polling /proc: nothing to wait on
+                    threads = threadNames(child.process.pid());
+                }
+                assertTrue(threads.contains("Read-Poller"), "platform read poller thread: " + threads);
+                assertFalse(threads.contains("MasterPoller"), "no virtual-thread pollers: " + threads);
             }
-            List<String> threads = threadNames(child.process.pid());
-            assertTrue(threads.contains("Read-Poller"), "platform read poller thread: " + threads);
-            assertFalse(threads.contains("MasterPoller"), "no virtual-thread pollers: " + threads);
         }
     }
 
