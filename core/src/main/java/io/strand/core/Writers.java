@@ -185,6 +185,24 @@ public final class Writers implements AutoCloseable {
         return Thread.currentThread() instanceof WriterThread;
     }
 
+    /** Follow-ups one group may run inline on its writer thread ({@link #claimInlineFollowUp}). */
+    static final int INLINE_FOLLOW_UPS_PER_GROUP = 4;
+
+    /**
+     * Asks to run a short follow-up of a completed future (a small socket write) on the calling
+     * writer thread instead of waking another thread for it; true means go ahead, and counts one of
+     * the group's {@value #INLINE_FOLLOW_UPS_PER_GROUP}. Only while nothing waits for this writer:
+     * a follow-up then delays nobody's turn, and a lone request (one client, one write in flight)
+     * saves the hand-off to a reply thread. False on any other thread.
+     */
+    public static boolean claimInlineFollowUp() {
+        if (Thread.currentThread() instanceof WriterThread w && w.inlineLeft > 0 && w.worker.queue.isEmpty()) {
+            w.inlineLeft--;
+            return true;
+        }
+        return false;
+    }
+
     @Override
     public void close() {
         for (Worker w : workers) {
@@ -201,8 +219,13 @@ public final class Writers implements AutoCloseable {
     }
 
     private static final class WriterThread extends Thread {
-        WriterThread(Runnable body, String name) {
-            super(body, name);
+        private final Worker worker;
+        /** Inline follow-ups the completing group may still run; reset before each group completes. */
+        private int inlineLeft;
+
+        WriterThread(Worker worker, String name) {
+            super(worker::loop, name);
+            this.worker = worker;
             setDaemon(true);
         }
     }
@@ -244,7 +267,7 @@ public final class Writers implements AutoCloseable {
         private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
         private final int maxBatch;
         private final CommitLog.Lane lane;
-        private final Thread thread;
+        private final WriterThread thread;
         private final Group group;
         /** Written by the writer thread only; read by health checks. */
         private volatile Throwable laneFailure;
@@ -254,7 +277,7 @@ public final class Writers implements AutoCloseable {
             this.maxBatch = maxBatch;
             this.lane = lane;
             this.group = new Group(lane.logging());
-            this.thread = new WriterThread(this::loop, name);
+            this.thread = new WriterThread(this, name);
         }
 
         boolean offer(Task<?> task) {
@@ -380,6 +403,7 @@ public final class Writers implements AutoCloseable {
                     }
                 }
             }
+            thread.inlineLeft = INLINE_FOLLOW_UPS_PER_GROUP;
             for (int i = 0; i < group.tasks.size(); i++) {
                 Task task = group.tasks.get(i);
                 Outcome outcome = group.outcomes.get(i);
@@ -391,6 +415,7 @@ public final class Writers implements AutoCloseable {
                     task.future().complete(outcome.value);
                 }
             }
+            thread.inlineLeft = 0; // only a completing group's futures may claim
             group.clear();
         }
     }

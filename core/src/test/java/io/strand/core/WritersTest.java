@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -198,6 +199,37 @@ class WritersTest {
             // the writer reports a group after completing it and before taking the next: a later group's ack follows both reports
             writers.submit("a", c -> null).join();
             assertEquals(List.of(1, 10), sizes.subList(0, 2));
+        }
+    }
+
+    /**
+     * Only a completing group's callbacks, on the writer thread, get inline follow-ups: never a turn
+     * (its write is not durable yet), never another thread, at most the group's budget.
+     */
+    @Test
+    void inlineFollowUpsShouldGoOnlyToACompletingGroupsCallbacksOnTheWriter() {
+        assertFalse(Writers.claimInlineFollowUp(), "not a writer thread");
+        try (Writers writers = new Writers("t", 1, Durability.OS, 16, null, n -> { })) {
+            assertFalse(writers.submit("a", c -> Writers.claimInlineFollowUp()).join(), "inside a turn");
+            CountDownLatch registered = new CountDownLatch(1);
+            CompletableFuture<List<Boolean>> claimed = writers.submit("a", c -> {
+                registered.await(); // completes only after the callback below is attached, so it runs on the writer
+                return null;
+            }).thenApply(v -> {
+                List<Boolean> granted = new ArrayList<>();
+                for (int i = 0; i <= Writers.INLINE_FOLLOW_UPS_PER_GROUP; i++) {
+                    granted.add(Writers.claimInlineFollowUp());
+                }
+                return granted;
+            });
+            registered.countDown();
+            List<Boolean> claims = claimed.join();
+            List<Boolean> expected = new ArrayList<>();
+            for (int i = 0; i < Writers.INLINE_FOLLOW_UPS_PER_GROUP; i++) {
+                expected.add(true);
+            }
+            expected.add(false);
+            assertEquals(expected, claims, "the budget, then no more");
         }
     }
 }

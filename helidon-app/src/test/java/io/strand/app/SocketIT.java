@@ -446,4 +446,38 @@ class SocketIT {
             assertTrue(incr.get("ok").asBoolean(), incr.toString());
         }
     }
+
+    /**
+     * A client that pipelines appends and never reads the replies fills its socket's buffers. The
+     * writer thread sends some replies itself, and it must never wait on that socket: once the
+     * socket has no room its replies go to the socket's reply thread. So another client of the same
+     * workspace (same writer thread) keeps being answered, and the first loses nothing once it reads.
+     * 120,000 replies of about 80 bytes are more than this machine's socket buffers hold (at most
+     * 4 MiB to send and the client's receive window).
+     */
+    @Test
+    void aClientThatNeverReadsItsRepliesShouldNotHoldUpItsWorkspacesWriter() {
+        int deafAppends = 120_000;
+        WsClient deaf = WsClient.slow(server.wsUrl("acme"));
+        WsClient other = WsClient.connect(server.wsUrl("acme"));
+        for (int i = 0; i < deafAppends; i++) {
+            deaf.request("append", "\"log\":\"never-reads\",\"data\":{\"i\":" + i + "}");
+        }
+        for (int i = 0; i < 20; i++) {
+            long id = other.request("append", "\"log\":\"reads\",\"data\":{\"i\":" + i + "}");
+            JsonNode reply = other.reply(id, 30_000);
+            assertTrue(reply != null && reply.get("ok").asBoolean(), "append " + i + " of the reading client: " + reply);
+        }
+        deaf.demand(Long.MAX_VALUE);
+        Set<Long> seqs = new HashSet<>();
+        for (int i = 0; i < deafAppends; i++) {
+            JsonNode reply = deaf.next(30_000);
+            assertTrue(reply != null && reply.get("ok").asBoolean(), "reply " + i + " of the client that did not read: " + reply);
+            assertTrue(seqs.add(reply.get("firstSeq").asLong()), "duplicate seq " + reply);
+        }
+        assertEquals(deafAppends, seqs.size());
+        assertTrue(seqs.contains(1L) && seqs.contains((long) deafAppends), "seqs 1.." + deafAppends);
+        deaf.close();
+        other.close();
+    }
 }

@@ -451,7 +451,7 @@ public final class SocketEndpoint implements WsListener {
         return v == null || v.isNull() ? null : v.asText();
     }
 
-    /** Replies once {@code result} completes (usually on a writer thread: the reply is queued, never sent there). */
+    /** Replies once {@code result} completes (usually on a writer thread: see {@link SocketWriter#sendLater}). */
     private void complete(JsonNode id, CompletableFuture<? extends JsonNode> result) {
         result.whenComplete((body, t) -> out.sendLater(t != null
                 ? ApiErrors.socketReply(id, ApiErrors.classify(t)) : okReply(id, body)));

@@ -2,6 +2,7 @@ package io.strand.app.ws;
 
 import io.helidon.websocket.WsSession;
 import io.strand.app.EntryJson;
+import io.strand.core.Writers;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,11 +22,20 @@ import java.util.function.BooleanSupplier;
  * and a group's replies to one socket cost one wake-up and one socket write, not one each. The reply thread parks
  * between bursts rather than ending: starting a virtual thread per burst cost a writer more than
  * waking a parked one.
+ *
+ * <p>Except when the writer has nothing else to do: a small reply to a socket whose queue is empty
+ * and whose kernel send buffer has room ({@link SendRoom}) is sent by the writer thread itself, if
+ * {@link Writers#claimInlineFollowUp} agrees (nothing waits for that writer, and the group has
+ * not used its few inline sends). A lone request then skips the hand-off to the reply thread.
  */
 final class SocketWriter {
     /** Most payload bytes one burst of queued replies puts in one socket write (a bigger reply goes alone). */
     static final int BURST_BYTES = 64 << 10;
+    /** Longest reply (in chars) a writer thread sends itself: it must go whole into a socket with room. */
+    static final int INLINE_CHARS = 1024;
     private final WsSession session;
+    /** True when a small write to the socket cannot wait ({@link SendRoom#hasRoom}). */
+    private final BooleanSupplier room;
     private final ReentrantLock lock = new ReentrantLock();
     private final ConcurrentLinkedQueue<String> outbox = new ConcurrentLinkedQueue<>();
     /** True while the reply thread is sending (or about to); false once it may park. */
@@ -34,7 +44,12 @@ final class SocketWriter {
     private volatile boolean open = true;
 
     SocketWriter(WsSession session) {
+        this(session, (session instanceof StrictWsConnection strict ? SendRoom.of(strict.socketContext()) : SendRoom.NONE)::hasRoom);
+    }
+
+    SocketWriter(WsSession session, BooleanSupplier room) {
         this.session = session;
+        this.room = room;
     }
 
     boolean send(String frame) {
@@ -101,10 +116,14 @@ final class SocketWriter {
         }
     }
 
-    /** Queues {@code frame} for sending in order; never blocks. */
+    /** Queues {@code frame} for sending in order, or sends it right away if that cannot block; never blocks. */
     void sendLater(String frame) {
         if (!open) {
             return; // the reply thread has ended or will: nobody would drain it
+        }
+        if (frame.length() <= INLINE_CHARS && outbox.isEmpty() && !draining.get() && Writers.claimInlineFollowUp()
+                && sendInline(frame)) {
+            return;
         }
         outbox.add(frame);
         if (draining.compareAndSet(false, true)) {
@@ -114,6 +133,30 @@ final class SocketWriter {
                 LockSupport.unpark(replies);
             }
         }
+    }
+
+    /**
+     * Sends {@code frame} on the calling thread if no other frame is being sent and the socket has
+     * room for it, so the write cannot wait on the client; false (nothing sent) otherwise.
+     */
+    private boolean sendInline(String frame) {
+        if (!lock.tryLock()) {
+            return false;
+        }
+        try {
+            if (!open) {
+                return true; // dropped, as the reply thread would after a failure
+            }
+            if (!room.getAsBoolean()) {
+                return false;
+            }
+            session.send(frame, true);
+        } catch (RuntimeException e) {
+            open = false;
+        } finally {
+            lock.unlock();
+        }
+        return true;
     }
 
     private synchronized void startReplies() {
