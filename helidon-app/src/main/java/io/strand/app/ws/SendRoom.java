@@ -10,6 +10,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.nio.channels.SocketChannel;
+import java.util.Optional;
 
 /**
  * Immutable; any thread. Tells, without blocking, whether one connection's socket has room in its
@@ -35,6 +36,27 @@ final class SendRoom {
     private static final short POLLERR_OR_HUP = 0x008 | 0x010;
     /** {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout)}; null when it could not be bound. */
     private static final MethodHandle POLL = bindPoll();
+    /** {@code sun.nio.ch.SelChImpl#getFDVal}; null when the package is not exported to this code. */
+    private static final Method GET_FD_VAL = fdValAccessor();
+    /** Per connection-context class: its field holding the connection's {@link SocketChannel}, made accessible. */
+    private static final ClassValue<Optional<Field>> CHANNEL_FIELD = new ClassValue<>() {
+        @Override
+        protected Optional<Field> computeValue(Class<?> type) {
+            for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+                for (Field f : c.getDeclaredFields()) {
+                    if (SocketChannel.class.isAssignableFrom(f.getType())) {
+                        try {
+                            f.setAccessible(true);
+                            return Optional.of(f);
+                        } catch (RuntimeException e) {
+                            return Optional.empty();
+                        }
+                    }
+                }
+            }
+            return Optional.empty();
+        }
+    };
     private static volatile boolean loggedUnavailable;
 
     private final int fd;
@@ -45,21 +67,15 @@ final class SendRoom {
 
     /** The probe for the socket under {@code ctx}, or {@link #NONE} when its descriptor cannot be found. */
     static SendRoom of(SocketContext ctx) {
-        if (POLL == null) {
-            return unavailable("poll(2) could not be bound");
+        if (POLL == null || GET_FD_VAL == null) {
+            return unavailable("poll(2) or the JDK's descriptor accessor is not available");
+        }
+        Field field = CHANNEL_FIELD.get(ctx.getClass()).orElse(null);
+        if (field == null) {
+            return unavailable(ctx.getClass().getName() + " holds no SocketChannel");
         }
         try {
-            for (Class<?> c = ctx.getClass(); c != null; c = c.getSuperclass()) {
-                for (Field f : c.getDeclaredFields()) {
-                    if (SocketChannel.class.isAssignableFrom(f.getType())) {
-                        f.setAccessible(true);
-                        Object channel = f.get(ctx);
-                        Method fdVal = Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal");
-                        return new SendRoom((int) fdVal.invoke(channel));
-                    }
-                }
-            }
-            return unavailable("the connection context has no SocketChannel field");
+            return new SendRoom((int) GET_FD_VAL.invoke(field.get(ctx)));
         } catch (ReflectiveOperationException | RuntimeException e) {
             return unavailable(e.toString());
         }
@@ -88,6 +104,16 @@ final class SendRoom {
             LOG.log(System.Logger.Level.DEBUG, "replies go through reply threads only: " + why);
         }
         return NONE;
+    }
+
+    private static Method fdValAccessor() {
+        try {
+            Method m = Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal");
+            m.setAccessible(true); // fails unless the package is exported to us, as the server's flags do
+            return m;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static MethodHandle bindPoll() {
