@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.helidon.common.buffers.BufferData;
-import io.helidon.common.socket.SocketContext;
 import io.helidon.http.HttpPrologue;
 import io.helidon.http.Method;
 import io.helidon.http.WritableHeaders;
@@ -86,7 +84,7 @@ class EndSubscriptionsTest {
     }
 
     /** Records what the server sends; the socket never stalls. */
-    private static final class FakeSession implements WsSession {
+    private static final class FakeSession extends TextOnlySession {
         final SocketEndpoint endpoint;
         final BlockingQueue<JsonNode> frames = new LinkedBlockingQueue<>();
         JsonNode last;
@@ -113,36 +111,6 @@ class EndSubscriptionsTest {
         public WsSession send(String text, boolean last) {
             frames.add(Json.parse(text));
             return this;
-        }
-
-        @Override
-        public WsSession send(BufferData bufferData, boolean last) {
-            return this;
-        }
-
-        @Override
-        public WsSession ping(BufferData bufferData) {
-            return this;
-        }
-
-        @Override
-        public WsSession pong(BufferData bufferData) {
-            return this;
-        }
-
-        @Override
-        public WsSession close(int code, String reason) {
-            return this;
-        }
-
-        @Override
-        public WsSession terminate() {
-            return this;
-        }
-
-        @Override
-        public SocketContext socketContext() {
-            throw new UnsupportedOperationException();
         }
     }
 }

@@ -3,8 +3,6 @@ package io.strand.app.ws;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.helidon.common.buffers.BufferData;
-import io.helidon.common.socket.SocketContext;
 import io.helidon.websocket.WsSession;
 import io.strand.core.Durability;
 import io.strand.core.Writers;
@@ -72,43 +70,13 @@ class SocketWriterTest {
     }
 
     /** Records the name of each thread that sends a frame; sends nothing anywhere. */
-    private static final class RecordingSession implements WsSession {
+    private static final class RecordingSession extends TextOnlySession {
         final BlockingQueue<String> senders = new LinkedBlockingQueue<>();
 
         @Override
         public WsSession send(String text, boolean last) {
             senders.add(Thread.currentThread().getName());
             return this;
-        }
-
-        @Override
-        public WsSession send(BufferData bufferData, boolean last) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public WsSession ping(BufferData bufferData) {
-            return this;
-        }
-
-        @Override
-        public WsSession pong(BufferData bufferData) {
-            return this;
-        }
-
-        @Override
-        public WsSession close(int code, String reason) {
-            return this;
-        }
-
-        @Override
-        public WsSession terminate() {
-            return this;
-        }
-
-        @Override
-        public SocketContext socketContext() {
-            throw new UnsupportedOperationException();
         }
     }
 }
