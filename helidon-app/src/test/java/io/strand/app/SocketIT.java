@@ -453,7 +453,10 @@ class SocketIT {
      * socket has no room its replies go to the socket's reply thread. So another client of the same
      * workspace (same writer thread) keeps being answered, and the first loses nothing once it reads.
      * 120,000 replies of about 80 bytes are more than this machine's socket buffers hold (at most
-     * 4 MiB to send and the client's receive window).
+     * 4 MiB to send and the client's receive window). This checks the whole path end to end; it
+     * passed too with the send-buffer probe forced to "room" (the flood mostly finds the writer busy,
+     * so its replies queue), so the probe's part is pinned by {@code SocketWriterTest} and
+     * {@code SendRoomTest}.
      */
     @Test
     void aClientThatNeverReadsItsRepliesShouldNotHoldUpItsWorkspacesWriter() {

@@ -18,8 +18,8 @@ import java.util.Optional;
  * ({@link SocketWriter#sendLater}) with no risk of waiting on a client that stopped reading.
  *
  * <p>How: {@code poll(2)} with a zero timeout for {@code POLLOUT} on the socket's descriptor. For
- * TCP, {@code POLLOUT} means the free space is at least half of what is queued, so a write of a few
- * hundred bytes is taken whole without waiting. Helidon does not expose the descriptor: it is read
+ * TCP, {@code POLLOUT} means the free space is at least half of what is queued, so at least a third
+ * of the send buffer, and a write of a few hundred bytes is taken whole without waiting. Helidon does not expose the descriptor: it is read
  * once, at connection start, from the connection context's {@link SocketChannel} (a private field)
  * through the JDK's {@code sun.nio.ch.SelChImpl#getFDVal}, which the server's JVM flags export.
  * When any of that is missing (another Helidon, other flags) this answers "no room" always and

@@ -31,8 +31,12 @@ import java.util.function.BooleanSupplier;
 final class SocketWriter {
     /** Most payload bytes one burst of queued replies puts in one socket write (a bigger reply goes alone). */
     static final int BURST_BYTES = 64 << 10;
-    /** Longest reply (in chars) a writer thread sends itself: it must go whole into a socket with room. */
-    static final int INLINE_CHARS = 1024;
+    /**
+     * Longest reply (in chars, so at most 1.5 KiB of UTF-8) a writer thread sends itself: a socket
+     * {@link SendRoom} calls writable has at least a third of its send buffer free (4 KiB at the
+     * kernel's smallest buffer), so the write is taken whole.
+     */
+    static final int INLINE_CHARS = 512;
     private final WsSession session;
     /** True when a small write to the socket cannot wait ({@link SendRoom#hasRoom}). */
     private final BooleanSupplier room;
