@@ -185,19 +185,17 @@ public final class Writers implements AutoCloseable {
         return Thread.currentThread() instanceof WriterThread;
     }
 
-    /** Follow-ups one group may run inline on its writer thread ({@link #claimInlineFollowUp}). */
-    static final int INLINE_FOLLOW_UPS_PER_GROUP = 4;
-
     /**
      * Asks to run a short follow-up of a completed future (a small socket write) on the calling
-     * writer thread instead of waking another thread for it; true means go ahead, and counts one of
-     * the group's {@value #INLINE_FOLLOW_UPS_PER_GROUP}. Only while nothing waits for this writer:
-     * a follow-up then delays nobody's turn, and a lone request (one client, one write in flight)
-     * saves the hand-off to a reply thread. False on any other thread.
+     * writer thread instead of waking another thread for it; true means go ahead. Only for a group of
+     * one turn, once, and only while nothing waits for this writer: a lone request (one client, one
+     * write in flight) then saves the hand-off to a reply thread and delays nobody's turn. A group of
+     * several turns leaves its replies to the reply threads, which send one socket's replies of a
+     * group in one write. False on any other thread.
      */
     public static boolean claimInlineFollowUp() {
-        if (Thread.currentThread() instanceof WriterThread w && w.inlineLeft > 0 && w.worker.queue.isEmpty()) {
-            w.inlineLeft--;
+        if (Thread.currentThread() instanceof WriterThread w && w.inlineLeft && w.worker.queue.isEmpty()) {
+            w.inlineLeft = false;
             return true;
         }
         return false;
@@ -220,8 +218,8 @@ public final class Writers implements AutoCloseable {
 
     private static final class WriterThread extends Thread {
         private final Worker worker;
-        /** Inline follow-ups the completing group may still run; reset before each group completes. */
-        private int inlineLeft;
+        /** Whether the completing group may still run its inline follow-up; set as each group completes. */
+        private boolean inlineLeft;
 
         WriterThread(Worker worker, String name) {
             super(worker::loop, name);
@@ -403,7 +401,7 @@ public final class Writers implements AutoCloseable {
                     }
                 }
             }
-            thread.inlineLeft = INLINE_FOLLOW_UPS_PER_GROUP;
+            thread.inlineLeft = group.tasks.size() == 1;
             for (int i = 0; i < group.tasks.size(); i++) {
                 Task task = group.tasks.get(i);
                 Outcome outcome = group.outcomes.get(i);
@@ -415,7 +413,7 @@ public final class Writers implements AutoCloseable {
                     task.future().complete(outcome.value);
                 }
             }
-            thread.inlineLeft = 0; // only a completing group's futures may claim
+            thread.inlineLeft = false; // only a completing group's futures may claim
             group.clear();
         }
     }

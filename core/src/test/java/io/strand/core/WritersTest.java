@@ -203,33 +203,45 @@ class WritersTest {
     }
 
     /**
-     * Only a completing group's callbacks, on the writer thread, get inline follow-ups: never a turn
-     * (its write is not durable yet), never another thread, at most the group's budget.
+     * Only the callback of a group of one turn, on the writer thread, gets an inline follow-up, and
+     * once: never a turn (its write is not durable yet), never another thread, never a group of more.
      */
     @Test
-    void inlineFollowUpsShouldGoOnlyToACompletingGroupsCallbacksOnTheWriter() {
+    void anInlineFollowUpShouldGoOnlyToALoneTurnsCallbackOnTheWriter() throws Exception {
         assertFalse(Writers.claimInlineFollowUp(), "not a writer thread");
         try (Writers writers = new Writers("t", 1, Durability.OS, 16, null, n -> { })) {
             assertFalse(writers.submit("a", c -> Writers.claimInlineFollowUp()).join(), "inside a turn");
-            CountDownLatch registered = new CountDownLatch(1);
-            CompletableFuture<List<Boolean>> claimed = writers.submit("a", c -> {
-                registered.await(); // completes only after the callback below is attached, so it runs on the writer
-                return null;
-            }).thenApply(v -> {
-                List<Boolean> granted = new ArrayList<>();
-                for (int i = 0; i <= Writers.INLINE_FOLLOW_UPS_PER_GROUP; i++) {
-                    granted.add(Writers.claimInlineFollowUp());
-                }
-                return granted;
-            });
-            registered.countDown();
-            List<Boolean> claims = claimed.join();
-            List<Boolean> expected = new ArrayList<>();
-            for (int i = 0; i < Writers.INLINE_FOLLOW_UPS_PER_GROUP; i++) {
-                expected.add(true);
+            assertEquals(List.of(true, false), claimsOfGroup(writers, 1).getFirst(), "a lone turn: once");
+            for (List<Boolean> claims : claimsOfGroup(writers, 2)) {
+                assertEquals(List.of(false, false), claims, "a group of two turns");
             }
-            expected.add(false);
-            assertEquals(expected, claims, "the budget, then no more");
         }
+    }
+
+    /**
+     * Runs {@code turns} turns as one group (the first holds the writer until all are queued) and
+     * returns, for each, two claims made in its completion callback on the writer thread.
+     */
+    private static List<List<Boolean>> claimsOfGroup(Writers writers, int turns) throws Exception {
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch queued = new CountDownLatch(1);
+        CompletableFuture<Void> holder = writers.submit("a", c -> {
+            holding.countDown();
+            queued.await();
+            return null;
+        });
+        holding.await();
+        List<CompletableFuture<List<Boolean>>> claimed = new ArrayList<>();
+        for (int i = 0; i < turns; i++) {
+            claimed.add(writers.submit("a", c -> null).thenApply(v -> List.of(Writers.claimInlineFollowUp(),
+                    Writers.claimInlineFollowUp())));
+        }
+        queued.countDown();
+        holder.join();
+        List<List<Boolean>> result = new ArrayList<>();
+        for (CompletableFuture<List<Boolean>> f : claimed) {
+            result.add(f.join());
+        }
+        return result;
     }
 }

@@ -23,10 +23,10 @@ import java.util.function.BooleanSupplier;
  * between bursts rather than ending: starting a virtual thread per burst cost a writer more than
  * waking a parked one.
  *
- * <p>Except when the writer has nothing else to do: a small reply to a socket whose queue is empty
- * and whose kernel send buffer has room ({@link SendRoom}) is sent by the writer thread itself, if
- * {@link Writers#claimInlineFollowUp} agrees (nothing waits for that writer, and the group has
- * not used its few inline sends). A lone request then skips the hand-off to the reply thread.
+ * <p>Except for a lone request: when the writer's group had a single turn and nothing waits for that
+ * writer ({@link Writers#claimInlineFollowUp}), its small reply to a socket whose queue is empty and
+ * whose kernel send buffer has room ({@link SendRoom}) is sent by the writer thread itself, which
+ * skips the hand-off to the reply thread.
  */
 final class SocketWriter {
     /** Most payload bytes one burst of queued replies puts in one socket write (a bigger reply goes alone). */
