@@ -194,8 +194,8 @@ public final class Writers implements AutoCloseable {
      * group in one write. False on any other thread.
      */
     public static boolean claimInlineFollowUp() {
-        if (Thread.currentThread() instanceof WriterThread w && w.inlineLeft && w.worker.queue.isEmpty()) {
-            w.inlineLeft = false;
+        if (Thread.currentThread() instanceof WriterThread w && w.inlineFollowUpFree && w.worker.queue.isEmpty()) {
+            w.inlineFollowUpFree = false;
             return true;
         }
         return false;
@@ -218,8 +218,8 @@ public final class Writers implements AutoCloseable {
 
     private static final class WriterThread extends Thread {
         private final Worker worker;
-        /** Whether the completing group may still run its inline follow-up; set as each group completes. */
-        private boolean inlineLeft;
+        /** Whether the completing group (of one turn) has not claimed its inline follow-up yet. */
+        private boolean inlineFollowUpFree;
 
         WriterThread(Worker worker, String name) {
             super(worker::loop, name);
@@ -401,7 +401,7 @@ public final class Writers implements AutoCloseable {
                     }
                 }
             }
-            thread.inlineLeft = group.tasks.size() == 1;
+            thread.inlineFollowUpFree = group.tasks.size() == 1;
             for (int i = 0; i < group.tasks.size(); i++) {
                 Task task = group.tasks.get(i);
                 Outcome outcome = group.outcomes.get(i);
@@ -413,7 +413,7 @@ public final class Writers implements AutoCloseable {
                     task.future().complete(outcome.value);
                 }
             }
-            thread.inlineLeft = false; // only a completing group's futures may claim
+            thread.inlineFollowUpFree = false; // only a completing group's futures may claim
             group.clear();
         }
     }

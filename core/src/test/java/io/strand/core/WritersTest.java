@@ -175,8 +175,8 @@ class WritersTest {
     @Test
     void groupSizeObserverShouldSeeEveryTurnQueuedBehindABusyGroupInOneGroup() throws Exception {
         List<Integer> sizes = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
         try (Writers writers = new Writers("t", 1, Durability.FSYNC, 64, new WriteAheadLog(dir), n -> { }, sizes::add)) {
             CompletableFuture<Object> busy = writers.submit("a", c -> {
                 started.countDown();

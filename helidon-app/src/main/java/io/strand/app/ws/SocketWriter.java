@@ -66,7 +66,7 @@ final class SocketWriter {
      * nothing of it follows a frame sent afterwards (a subscription after its unsubscribe reply).
      */
     boolean sendIf(BooleanSupplier wanted, String frame) {
-        return sendLocked(wanted, () -> session.send(frame, true));
+        return sendLocked(true, wanted, () -> session.send(frame, true));
     }
 
     /**
@@ -76,7 +76,7 @@ final class SocketWriter {
      * ({@link StrictWsConnection#sendText}).
      */
     boolean sendUtf8If(BooleanSupplier wanted, byte[] buf, int offset, int length) {
-        return sendLocked(wanted, () -> {
+        return sendLocked(true, wanted, () -> {
             if (session instanceof StrictWsConnection strict) {
                 strict.sendText(buf, offset, length);
             } else {
@@ -85,12 +85,19 @@ final class SocketWriter {
         });
     }
 
-    /** The one send path: under the lock, if open and {@code wanted}; a failed send closes this writer. */
-    private boolean sendLocked(BooleanSupplier wanted, Runnable send) {
+    /**
+     * The one send path: under the lock, if open and {@code wanted}; a failed send closes this writer.
+     * Without {@code waitForLock} it sends only if no other frame is being sent. True when sent.
+     */
+    private boolean sendLocked(boolean waitForLock, BooleanSupplier wanted, Runnable send) {
         if (!open) {
             return false;
         }
-        lock.lock();
+        if (waitForLock) {
+            lock.lock();
+        } else if (!lock.tryLock()) {
+            return false;
+        }
         try {
             if (!open || !wanted.getAsBoolean()) {
                 return false;
@@ -125,9 +132,13 @@ final class SocketWriter {
         if (!open) {
             return; // the reply thread has ended or will: nobody would drain it
         }
+        // inline: only a small reply, when nothing is queued or being sent and the socket has room
         if (frame.length() <= INLINE_CHARS && outbox.isEmpty() && !draining.get() && Writers.claimInlineFollowUp()
-                && sendInline(frame)) {
+                && sendLocked(false, room, () -> session.send(frame, true))) {
             return;
+        }
+        if (!open) {
+            return; // the inline send just failed, or the socket closed meanwhile
         }
         outbox.add(frame);
         if (draining.compareAndSet(false, true)) {
@@ -137,30 +148,6 @@ final class SocketWriter {
                 LockSupport.unpark(replies);
             }
         }
-    }
-
-    /**
-     * Sends {@code frame} on the calling thread if no other frame is being sent and the socket has
-     * room for it, so the write cannot wait on the client; false (nothing sent) otherwise.
-     */
-    private boolean sendInline(String frame) {
-        if (!lock.tryLock()) {
-            return false;
-        }
-        try {
-            if (!open) {
-                return true; // dropped, as the reply thread would after a failure
-            }
-            if (!room.getAsBoolean()) {
-                return false;
-            }
-            session.send(frame, true);
-        } catch (RuntimeException e) {
-            open = false;
-        } finally {
-            lock.unlock();
-        }
-        return true;
     }
 
     private synchronized void startReplies() {
@@ -206,7 +193,7 @@ final class SocketWriter {
     }
 
     private void sendBurst(List<byte[]> burst) {
-        sendLocked(() -> true, () -> {
+        sendLocked(true, () -> true, () -> {
             if (session instanceof StrictWsConnection strict) {
                 strict.sendTexts(burst);
             } else {
