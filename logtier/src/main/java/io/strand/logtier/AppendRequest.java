@@ -32,6 +32,15 @@ public record AppendRequest(List<byte[]> data, List<String> keys, Long expectedL
         return new AppendRequest(List.of(data), keys, null, null, null);
     }
 
+    /** The entries' data bytes, summed (keys not counted). */
+    public long dataBytes() {
+        long total = 0;
+        for (byte[] d : data) {
+            total += d.length;
+        }
+        return total;
+    }
+
     /** This append with its entries' ts fixed at {@code epochMillis} (null = this node's clock). */
     public AppendRequest withStampedAt(Long epochMillis) {
         return new AppendRequest(data, keys, expectedLastSeq, producerId, producerSeq, epochMillis);

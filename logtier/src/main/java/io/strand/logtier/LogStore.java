@@ -247,7 +247,13 @@ public final class LogStore implements AutoCloseable {
                 registry.withLog(ws, name, LogSlot.Open.CREATE, log -> log.appender().append(req, commit, durable), null)));
         Roller r = roller;
         if (r != null) {
-            ack.thenAccept(result -> r.afterAppend(ws, name, result.lastSeq()));
+            ack.thenAccept(result -> {
+                if (result.firstSeq() == 1) {
+                    r.afterFirstBatch(ws, name, result.lastSeq(), req.dataBytes());
+                } else {
+                    r.afterAppend(ws, name, result.lastSeq());
+                }
+            });
         }
         return ack;
     }

@@ -65,6 +65,29 @@ class ColdTierTest {
         }
     }
 
+    /**
+     * A log's first batch queues no roll check when it stays under the threshold (nothing of a new log
+     * is cold or old), and does when it passes it. Checks run in the order they were queued, so once
+     * the second log has rolled, a check of the first would have run before it.
+     */
+    @Test
+    void aNewLogsFirstBatchShouldQueueARollCheckOnlyPastTheThreshold() throws Exception {
+        try (ColdNode node = start(10)) {
+            LogStore store = node.store();
+            Roller roller = store.roller();
+            store.append("w", "small", ColdNode.batch(1, 3)).join();
+            store.append("w", "small", ColdNode.batch(4, 3)).join(); // a later append under the threshold: none either
+            store.append("w", "big", ColdNode.batch(1, 11)).join();
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (roller.rolledEntries.get() == 0) {
+                assertTrue(System.nanoTime() < deadline, "the first batch past the threshold was not rolled");
+                Thread.onSpinWait();
+            }
+            assertEquals(1, roller.checks.get(), "roll checks run");
+            assertEquals(6, roller.rolledEntries.get(), "rolled down to half the threshold");
+        }
+    }
+
     @Test
     void readsShouldCrossHotColdBoundaryExactlyWhenOldEntriesRolled() throws Exception {
         int total = 20_000;
