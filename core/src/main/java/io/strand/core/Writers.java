@@ -186,16 +186,15 @@ public final class Writers implements AutoCloseable {
     }
 
     /**
-     * Asks to run a short follow-up of a completed future (a small socket write) on the calling
-     * writer thread instead of waking another thread for it; true means go ahead. Only for a group of
-     * one turn, once, and only while nothing waits for this writer: a lone request (one client, one
-     * write in flight) then saves the hand-off to a reply thread and delays nobody's turn. A group of
-     * several turns leaves its replies to the reply threads, which send one socket's replies of a
-     * group in one write. False on any other thread.
+     * Runs {@code flush} on the calling writer thread once every future of the group it is completing
+     * has been completed; true when it will. A reply sent from a completed future's callback can so
+     * be queued per socket and leave in one socket write per socket and group, by the writer itself,
+     * instead of waking a reply thread for it. False (nothing registered) on any other thread, and on
+     * a writer thread that is not completing a group (inside a turn). A flush that throws is ignored.
      */
-    public static boolean claimInlineFollowUp() {
-        if (Thread.currentThread() instanceof WriterThread w && w.inlineFollowUpFree && w.worker.queue.isEmpty()) {
-            w.inlineFollowUpFree = false;
+    public static boolean flushAtGroupEnd(Runnable flush) {
+        if (Thread.currentThread() instanceof WriterThread w && w.completing) {
+            w.groupEndFlushes.add(flush);
             return true;
         }
         return false;
@@ -218,8 +217,10 @@ public final class Writers implements AutoCloseable {
 
     private static final class WriterThread extends Thread {
         private final Worker worker;
-        /** Whether the completing group (of one turn) has not claimed its inline follow-up yet. */
-        private boolean inlineFollowUpFree;
+        /** True while the group's futures are being completed ({@link #flushAtGroupEnd} registers then). */
+        private boolean completing;
+        /** What {@link #flushAtGroupEnd} registered during the completing group, run after its last future. */
+        private final List<Runnable> groupEndFlushes = new ArrayList<>();
 
         WriterThread(Worker worker, String name) {
             super(worker::loop, name);
@@ -401,7 +402,7 @@ public final class Writers implements AutoCloseable {
                     }
                 }
             }
-            thread.inlineFollowUpFree = group.tasks.size() == 1;
+            thread.completing = true;
             for (int i = 0; i < group.tasks.size(); i++) {
                 Task task = group.tasks.get(i);
                 Outcome outcome = group.outcomes.get(i);
@@ -413,8 +414,21 @@ public final class Writers implements AutoCloseable {
                     task.future().complete(outcome.value);
                 }
             }
-            thread.inlineFollowUpFree = false; // only a completing group's futures may claim
+            thread.completing = false;
             group.clear();
+            runGroupEndFlushes();
+        }
+
+        private void runGroupEndFlushes() {
+            List<Runnable> flushes = thread.groupEndFlushes;
+            for (int i = 0; i < flushes.size(); i++) {
+                try {
+                    flushes.get(i).run();
+                } catch (RuntimeException e) {
+                    // a flush is a socket write whose owner has its own fallback; the writer goes on
+                }
+            }
+            flushes.clear();
         }
     }
 

@@ -203,45 +203,41 @@ class WritersTest {
     }
 
     /**
-     * Only the callback of a group of one turn, on the writer thread, gets an inline follow-up, and
-     * once: never a turn (its write is not durable yet), never another thread, never a group of more.
+     * A flush registered from a completion callback on the writer runs on the writer once every
+     * future of the group is complete, in the order registered; never from a turn (its write is not
+     * durable yet), never from another thread.
      */
     @Test
-    void anInlineFollowUpShouldGoOnlyToALoneTurnsCallbackOnTheWriter() throws Exception {
-        assertFalse(Writers.claimInlineFollowUp(), "not a writer thread");
+    void aGroupEndFlushShouldRunOnTheWriterAfterEveryFutureOfItsGroup() throws Exception {
+        assertFalse(Writers.flushAtGroupEnd(() -> { }), "not a writer thread");
         try (Writers writers = new Writers("t", 1, Durability.OS, 16, null, n -> { })) {
-            assertFalse(writers.submit("a", c -> Writers.claimInlineFollowUp()).join(), "inside a turn");
-            assertEquals(List.of(true, false), claimsOfGroup(writers, 1).getFirst(), "a lone turn: once");
-            for (List<Boolean> claims : claimsOfGroup(writers, 2)) {
-                assertEquals(List.of(false, false), claims, "a group of two turns");
+            assertFalse(writers.submit("a", c -> Writers.flushAtGroupEnd(() -> { })).join(), "inside a turn");
+            List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch holding = new CountDownLatch(1);
+            CountDownLatch queued = new CountDownLatch(1);
+            CompletableFuture<Void> holder = writers.submit("a", c -> {
+                holding.countDown();
+                queued.await();
+                return null;
+            });
+            holding.await();
+            List<CompletableFuture<Boolean>> registered = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                int turn = i;
+                registered.add(writers.submit("a", c -> null).thenApply(v -> {
+                    events.add("done " + turn);
+                    return Writers.flushAtGroupEnd(() -> events.add("flush " + turn + " on " + Thread.currentThread().getName()));
+                }));
             }
+            queued.countDown();
+            holder.join();
+            for (CompletableFuture<Boolean> f : registered) {
+                assertTrue(f.join(), "registered from a callback on the writer");
+            }
+            writers.submit("a", c -> null).join(); // a later group: the flushes of the one before have run
+            String writer = "t-writer-0";
+            assertEquals(List.of("done 0", "done 1", "done 2", "flush 0 on " + writer, "flush 1 on " + writer,
+                    "flush 2 on " + writer), events);
         }
-    }
-
-    /**
-     * Runs {@code turns} turns as one group (the first holds the writer until all are queued) and
-     * returns, for each, two claims made in its completion callback on the writer thread.
-     */
-    private static List<List<Boolean>> claimsOfGroup(Writers writers, int turns) throws Exception {
-        CountDownLatch holding = new CountDownLatch(1);
-        CountDownLatch queued = new CountDownLatch(1);
-        CompletableFuture<Void> holder = writers.submit("a", c -> {
-            holding.countDown();
-            queued.await();
-            return null;
-        });
-        holding.await();
-        List<CompletableFuture<List<Boolean>>> claimed = new ArrayList<>();
-        for (int i = 0; i < turns; i++) {
-            claimed.add(writers.submit("a", c -> null).thenApply(v -> List.of(Writers.claimInlineFollowUp(),
-                    Writers.claimInlineFollowUp())));
-        }
-        queued.countDown();
-        holder.join();
-        List<List<Boolean>> result = new ArrayList<>();
-        for (CompletableFuture<List<Boolean>> f : claimed) {
-            result.add(f.join());
-        }
-        return result;
     }
 }

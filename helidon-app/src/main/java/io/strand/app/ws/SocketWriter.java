@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -17,33 +17,49 @@ import java.util.function.BooleanSupplier;
  * threads go out one whole frame at a time. A send blocks while the socket does not drain,
  * which is what paces replay. After the first failure the socket counts as closed.
  *
- * <p>Replies completed on a writer thread go through {@link #sendLater}: queued, then sent in
- * order by the socket's one reply thread, so a writer never waits on a client that stops reading
- * and a group's replies to one socket cost one wake-up and one socket write, not one each. The reply thread parks
- * between bursts rather than ending: starting a virtual thread per burst cost a writer more than
- * waking a parked one.
- *
- * <p>Except for a lone request: when the writer's group had a single turn and nothing waits for that
- * writer ({@link Writers#claimInlineFollowUp}), its small reply to a socket whose queue is empty and
- * whose kernel send buffer has room ({@link SendRoom}) is sent by the writer thread itself, which
- * skips the hand-off to the reply thread.
+ * <p>Replies completed on a writer thread go through {@link #sendLater}: queued, then sent in order
+ * by whoever holds the socket's queue ({@link #holder}) in one socket write per burst, so a writer
+ * never waits on a client that stops reading and a group's replies to one socket cost one socket
+ * write, not one each.
+ * <ul>
+ *   <li>The writer thread that completes the group holds it when the queue was idle: at the group's
+ *       end ({@link Writers#flushAtGroupEnd}) it sends the queue itself, if that is at most
+ *       {@link #WRITER_BURST_BYTES} and the kernel send buffer has room ({@link SendRoom}), which
+ *       skips waking another thread.</li>
+ *   <li>Otherwise the socket's reply thread holds it: a parked virtual thread, woken per burst
+ *       (starting a virtual thread per burst cost a writer more than waking a parked one).</li>
+ * </ul>
  */
 final class SocketWriter {
     /** Most payload bytes one burst of queued replies puts in one socket write (a bigger reply goes alone). */
     static final int BURST_BYTES = 64 << 10;
     /**
-     * Longest reply (in chars, so at most 1.5 KiB of UTF-8) a writer thread sends itself: a socket
-     * {@link SendRoom} calls writable has at least a third of its send buffer free (4 KiB at the
-     * kernel's smallest buffer), so the write is taken whole.
+     * Most payload bytes of queued replies a writer thread sends itself in its one write. A socket
+     * {@link SendRoom} calls writable has at least a third of its send buffer free; Linux starts a
+     * TCP send buffer at {@code tcp_wmem}'s default (16 KiB) and grows it, so that is over 5 KiB and
+     * the write is taken whole without waiting. (Only under the kernel's TCP memory pressure can a
+     * buffer shrink toward {@code tcp_wmem}'s 4 KiB minimum; a writer could then wait on that socket.)
      */
-    static final int INLINE_CHARS = 512;
+    static final int WRITER_BURST_BYTES = 4 << 10;
+    /** {@link #holder}: nobody sends the queue; whoever queues a reply takes it. */
+    private static final int IDLE = 0;
+    /** {@link #holder}: the reply thread sends the queue (it is woken, or sending). */
+    private static final int REPLY_THREAD = 1;
+    /** {@link #holder}: a writer thread sends the queue at its group's end. */
+    private static final int WRITER = 2;
     private final WsSession session;
     /** True when a small write to the socket cannot wait ({@link SendRoom#hasRoom}). */
     private final BooleanSupplier room;
     private final ReentrantLock lock = new ReentrantLock();
     private final ConcurrentLinkedQueue<String> outbox = new ConcurrentLinkedQueue<>();
-    /** True while the reply thread is sending (or about to); false once it may park. */
-    private final AtomicBoolean draining = new AtomicBoolean();
+    /**
+     * Who sends what {@link #outbox} holds: {@link #IDLE}, {@link #REPLY_THREAD} or {@link #WRITER}.
+     * Only the holder polls the queue; it hands back to {@code IDLE} and then looks at the queue
+     * again, so a reply queued meanwhile is never left behind.
+     */
+    private final AtomicInteger holder = new AtomicInteger(IDLE);
+    /** Replies taken from {@link #outbox} and not sent yet, in order; only the queue's holder touches it. */
+    private final List<byte[]> burst = new ArrayList<>();
     private final Thread replies = Thread.ofVirtual().name("socket-replies").unstarted(this::sendReplies);
     private volatile boolean open = true;
 
@@ -127,26 +143,52 @@ final class SocketWriter {
         }
     }
 
-    /** Queues {@code frame} for sending in order, or sends it right away if that cannot block; never blocks. */
+    /** Queues {@code frame} for sending in order; never blocks. */
     void sendLater(String frame) {
         if (!open) {
             return; // the reply thread has ended or will: nobody would drain it
         }
-        // inline: only a small reply, when nothing is queued or being sent and the socket has room
-        if (frame.length() <= INLINE_CHARS && outbox.isEmpty() && !draining.get() && Writers.claimInlineFollowUp()
-                && sendLocked(false, room, () -> session.send(frame, true))) {
+        outbox.add(frame);
+        if (holder.compareAndSet(IDLE, WRITER)) { // else the holder looks at the queue again before it lets go
+            if (!Writers.flushAtGroupEnd(this::flushOnWriter)) {
+                handToReplyThread();
+            }
+        }
+    }
+
+    /**
+     * A writer thread at its group's end, holding the queue: sends it in one write when it comes to at
+     * most {@link #WRITER_BURST_BYTES} and the socket has room; else the reply thread sends it.
+     */
+    private void flushOnWriter() {
+        int bytes = 0;
+        String frame;
+        while (bytes <= WRITER_BURST_BYTES && (frame = outbox.poll()) != null) {
+            byte[] utf8 = frame.getBytes(StandardCharsets.UTF_8);
+            burst.add(utf8);
+            bytes += utf8.length;
+        }
+        if (bytes > WRITER_BURST_BYTES || !sendLocked(false, room, this::writeBurst)) {
+            handToReplyThread(); // with what was taken: the reply thread sends that first
             return;
         }
-        if (!open) {
-            return; // the inline send just failed, or the socket closed meanwhile
+        burst.clear();
+        holder.set(IDLE);
+        if (!outbox.isEmpty() && holder.compareAndSet(IDLE, REPLY_THREAD)) {
+            wakeReplies(); // queued by another thread after the poll above
         }
-        outbox.add(frame);
-        if (draining.compareAndSet(false, true)) {
-            if (replies.getState() == Thread.State.NEW) {
-                startReplies();
-            } else {
-                LockSupport.unpark(replies);
-            }
+    }
+
+    private void handToReplyThread() {
+        holder.set(REPLY_THREAD);
+        wakeReplies();
+    }
+
+    private void wakeReplies() {
+        if (replies.getState() == Thread.State.NEW) {
+            startReplies();
+        } else {
+            LockSupport.unpark(replies);
         }
     }
 
@@ -159,50 +201,57 @@ final class SocketWriter {
     }
 
     /**
-     * The reply thread: sends what is queued, parks until more comes, ends once the socket is closed.
-     * What is queued when it wakes goes out in bursts of up to {@link #BURST_BYTES}, each one socket
-     * write ({@link StrictWsConnection#sendTexts}).
+     * The reply thread: while it holds the queue, sends what is in it, then parks until handed the
+     * queue again; ends once the socket is closed. What is queued when it wakes goes out in bursts of
+     * up to {@link #BURST_BYTES}, each one socket write ({@link StrictWsConnection#sendTexts}).
      */
     private void sendReplies() {
-        List<byte[]> burst = new ArrayList<>();
         while (true) {
-            String frame;
-            int bytes = 0;
-            while ((frame = outbox.poll()) != null) {
-                byte[] utf8 = frame.getBytes(StandardCharsets.UTF_8);
-                if (!burst.isEmpty() && bytes + utf8.length > BURST_BYTES) {
-                    sendBurst(burst); // after a failure sends are dropped
-                    bytes = 0;
+            if (holder.get() == REPLY_THREAD) {
+                int bytes = 0;
+                for (byte[] taken : burst) {
+                    bytes += taken.length; // left by a writer that could not send them
                 }
-                burst.add(utf8);
-                bytes += utf8.length;
-            }
-            if (!burst.isEmpty()) {
-                sendBurst(burst);
-            }
-            draining.set(false);
-            if (!outbox.isEmpty() && draining.compareAndSet(false, true)) {
-                continue;
+                String frame;
+                while ((frame = outbox.poll()) != null) {
+                    byte[] utf8 = frame.getBytes(StandardCharsets.UTF_8);
+                    if (!burst.isEmpty() && bytes + utf8.length > BURST_BYTES) {
+                        sendBurst(); // after a failure sends are dropped
+                        bytes = 0;
+                    }
+                    burst.add(utf8);
+                    bytes += utf8.length;
+                }
+                if (!burst.isEmpty()) {
+                    sendBurst();
+                }
+                holder.set(IDLE);
+                if (!outbox.isEmpty() && holder.compareAndSet(IDLE, REPLY_THREAD)) {
+                    continue;
+                }
             }
             if (!open) {
                 outbox.clear();
                 return;
             }
-            LockSupport.park(this); // a sendLater (or a close) that came after draining.set(false) unparks us
+            LockSupport.park(this); // a hand-over (or a close) unparks us; a spurious wake finds the holder unchanged
         }
     }
 
-    private void sendBurst(List<byte[]> burst) {
-        sendLocked(true, () -> true, () -> {
-            if (session instanceof StrictWsConnection strict) {
-                strict.sendTexts(burst);
-            } else {
-                for (byte[] utf8 : burst) {
-                    session.send(new String(utf8, StandardCharsets.UTF_8), true);
-                }
-            }
-        });
+    private void sendBurst() {
+        sendLocked(true, () -> true, this::writeBurst);
         burst.clear();
+    }
+
+    /** Writes {@link #burst} in one socket write; under the send lock, by the queue's holder. */
+    private void writeBurst() {
+        if (session instanceof StrictWsConnection strict) {
+            strict.sendTexts(burst);
+        } else {
+            for (byte[] utf8 : burst) {
+                session.send(new String(utf8, StandardCharsets.UTF_8), true);
+            }
+        }
     }
 
     void close(int code, String reason) {
