@@ -190,7 +190,9 @@ public final class Writers implements AutoCloseable {
      * has been completed; true when it will. A reply sent from a completed future's callback can so
      * be queued per socket and leave in one socket write per socket and group, by the writer itself,
      * instead of waking a reply thread for it. False (nothing registered) on any other thread, and on
-     * a writer thread that is not completing a group (inside a turn). A flush that throws is ignored.
+     * a writer thread that is not completing a group (inside a turn). A flush that throws (even an
+     * {@code Error}) is skipped and the writer goes on, so a flush must leave its own state sound when
+     * it fails.
      */
     public static boolean flushAtGroupEnd(Runnable flush) {
         if (Thread.currentThread() instanceof WriterThread w && w.completing) {
@@ -424,8 +426,8 @@ public final class Writers implements AutoCloseable {
             for (int i = 0; i < flushes.size(); i++) {
                 try {
                     flushes.get(i).run();
-                } catch (RuntimeException e) {
-                    // a flush is a socket write whose owner has its own fallback; the writer goes on
+                } catch (Throwable t) {
+                    // a flush is a socket write whose owner hands its work on when it fails; the writer goes on
                 }
             }
             flushes.clear();

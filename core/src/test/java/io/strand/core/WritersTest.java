@@ -234,10 +234,16 @@ class WritersTest {
             for (CompletableFuture<Boolean> f : registered) {
                 assertTrue(f.join(), "registered from a callback on the writer");
             }
-            writers.submit("a", c -> null).join(); // a later group: the flushes of the one before have run
+            // a later group's flush runs after those of the group before, each once
+            CountDownLatch laterFlushed = new CountDownLatch(1);
+            writers.submit("a", c -> null).thenAccept(v -> Writers.flushAtGroupEnd(() -> {
+                events.add("flush later");
+                laterFlushed.countDown();
+            }));
+            assertTrue(laterFlushed.await(10, java.util.concurrent.TimeUnit.SECONDS), "the later group's flush ran");
             String writer = "t-writer-0";
             assertEquals(List.of("done 0", "done 1", "done 2", "flush 0 on " + writer, "flush 1 on " + writer,
-                    "flush 2 on " + writer), events);
+                    "flush 2 on " + writer, "flush later"), events);
         }
     }
 }

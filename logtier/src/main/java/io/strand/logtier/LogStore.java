@@ -248,7 +248,7 @@ public final class LogStore implements AutoCloseable {
         Roller r = roller;
         if (r != null) {
             ack.thenAccept(result -> {
-                if (result.firstSeq() == 1) {
+                if (result.firstSeq() == 1 && !result.duplicate()) { // a producer's retry of it may come to a log far past it
                     r.afterFirstBatch(ws, name, result.lastSeq(), req.dataBytes());
                 } else {
                     r.afterAppend(ws, name, result.lastSeq());

@@ -161,15 +161,22 @@ final class SocketWriter {
      * most {@link #WRITER_BURST_BYTES} and the socket has room; else the reply thread sends it.
      */
     private void flushOnWriter() {
-        int bytes = 0;
-        String frame;
-        while (bytes <= WRITER_BURST_BYTES && (frame = outbox.poll()) != null) {
-            byte[] utf8 = frame.getBytes(StandardCharsets.UTF_8);
-            burst.add(utf8);
-            bytes += utf8.length;
+        boolean sent = false;
+        try {
+            int bytes = 0;
+            String frame;
+            while (bytes <= WRITER_BURST_BYTES && (frame = outbox.poll()) != null) {
+                byte[] utf8 = frame.getBytes(StandardCharsets.UTF_8);
+                burst.add(utf8);
+                bytes += utf8.length;
+            }
+            sent = bytes <= WRITER_BURST_BYTES && sendLocked(false, room, this::writeBurst);
+        } finally {
+            if (!sent) {
+                handToReplyThread(); // with what was taken (the reply thread sends that first), also after an Error here
+            }
         }
-        if (bytes > WRITER_BURST_BYTES || !sendLocked(false, room, this::writeBurst)) {
-            handToReplyThread(); // with what was taken: the reply thread sends that first
+        if (!sent) {
             return;
         }
         burst.clear();
