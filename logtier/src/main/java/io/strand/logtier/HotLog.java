@@ -282,6 +282,24 @@ final class HotLog implements AutoCloseable {
         throw corrupt(seq, "padding points at another padding");
     }
 
+    /**
+     * For an error that says a hot read of {@code seq} found nothing: the hot part's first and last
+     * seq, the index's answer for {@code seq} (queue index and cycle), the cycles indexed, and whether
+     * a new tailer can move there. Opens a tailer: for error messages only.
+     */
+    String describe(long seq) {
+        long idx = index.indexOf(seq);
+        String moves;
+        try (ExcerptTailer tailer = queue.createTailer()) {
+            moves = idx < 0 ? "no index" : String.valueOf(tailer.moveToIndex(idx));
+        } catch (RuntimeException e) {
+            moves = e.toString();
+        }
+        return "hot first " + firstSeq + ", last " + lastSeq + "; seq " + seq + " at queue index " + idx + " of cycle "
+                + index.cycleOf(seq) + ", " + index.cycles() + " cycles indexed up to " + index.lastCycle()
+                + "; a new tailer moves there: " + moves;
+    }
+
     /** A {@code corrupt} error naming workspace, log and seq (0 = not known), like the cold tier's. */
     StrandException corrupt(long seq, String why) {
         Map<String, Object> extras = new LinkedHashMap<>();

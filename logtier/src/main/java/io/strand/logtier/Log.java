@@ -188,6 +188,11 @@ final class Log implements Roller.RollableLog, AutoCloseable {
         return hot.reader().read(from, to, limit);
     }
 
+    @Override
+    public String describeHot(long seq) {
+        return hot.describe(seq);
+    }
+
     /**
      * Deletes the hot cycle files wholly below {@code keepFrom} (rolled to cold, or trimmed), after
      * a snapshot of the producer window so duplicates of retained windows are still answered after

@@ -74,6 +74,9 @@ final class Roller implements AutoCloseable {
 
         /** Drops hot cycle files wholly below {@code keepFrom}; writer thread only. */
         int dropHotBefore(long keepFrom);
+
+        /** Where the hot part stands for {@code seq}, for an error that says a hot read found nothing. */
+        String describeHot(long seq);
     }
 
     private final Logs logs;
@@ -326,7 +329,7 @@ final class Roller implements AutoCloseable {
                     long after = log.readHot(next, to, new LogReader.Limit(2000, 8L << 20, EntrySink.of(chunk::add)));
                     if (chunk.isEmpty()) {
                         throw new StrandException(io.strand.core.ErrorCode.CORRUPT,
-                                "hot entries " + next + ".." + to + " are missing while rolling");
+                                "hot entries " + next + ".." + to + " are missing while rolling (" + log.describeHot(next) + ")");
                     }
                     buffer.addAll(chunk);
                     next = after;

@@ -105,6 +105,11 @@ class HotLogTest {
             List<Entry> got = new ArrayList<>();
             assertEquals(staleFirst, hot.reader().read(staleFirst, hot.lastSeq(), new LogReader.Limit(10, Long.MAX_VALUE, EntrySink.of(got::add))));
             assertEquals(List.of(), got, "nothing delivered for a seq the hot part no longer holds");
+            String dropped = hot.describe(staleFirst);
+            assertTrue(dropped.startsWith("hot first " + hot.firstSeq() + ", last " + hot.lastSeq()), dropped);
+            assertTrue(dropped.endsWith("a new tailer moves there: no index") || dropped.endsWith("a new tailer moves there: false"), dropped);
+            String held = hot.describe(hot.lastSeq());
+            assertTrue(held.endsWith("a new tailer moves there: true"), held);
         }
     }
 
