@@ -89,7 +89,9 @@ final class Roller implements AutoCloseable {
     private final Map<String, Long> retryAt = new ConcurrentHashMap<>();
     private final Map<String, Integer> failures = new ConcurrentHashMap<>();
     private final Map<String, Known> known = new ConcurrentHashMap<>();
-    private static final long AGE_CHECK_NANOS = 10_000_000_000L;
+    /** How often a log that is appended to is looked at for age alone. */
+    private static final Duration AGE_CHECK_EVERY = Duration.ofSeconds(10);
+    private static final long AGE_CHECK_NANOS = AGE_CHECK_EVERY.toNanos();
     /** The term of a {@link Known} that no check recorded: the log's first check under any term re-reads its manifest. */
     private static final long NO_TERM = Long.MIN_VALUE;
     private final Agent agent;
@@ -124,17 +126,17 @@ final class Roller implements AutoCloseable {
 
     /**
      * After the append of a log's first batch (seq 1 up to {@code head}, {@code bytes} of data; not a
-     * duplicate of it, answered from the producer window): records
-     * what a check would see, instead of queueing one. Nothing of a log whose first batch this was can be
-     * cold or old, so a check now would roll nothing; before this, one ran for every new log, opening a
-     * tailer (a directory listing and a mapping) and taking the log's slot — 4 % of the server's CPU
-     * under {@code strand bench many-logs} in {@code perf} (2026-12-04). The log's next append is judged
-     * from this as after a check: past a threshold at once, for age after {@code AGE_CHECK_NANOS}. A
-     * log the roller has seen before keeps what was seen. With a hot age
-     * limit shorter than that interval, the check is queued as before.
+     * duplicate of it, answered from the producer window): records what a check would see, instead of
+     * queueing one. Nothing of a log whose first batch this was can be cold or old, so a check now
+     * would roll nothing; before this, one ran for every new log, opening a tailer (a directory
+     * listing and a mapping) and taking the log's slot — 4 % of the server's CPU under {@code strand
+     * bench many-logs} in {@code perf} (2026-12-04). The log's next append is judged from this as after
+     * a check: past a threshold at once, for age after {@link #AGE_CHECK_EVERY}. A log the roller has
+     * seen before keeps what was seen. With a hot age limit no longer than that interval, the check is
+     * queued as before.
      */
     void afterFirstBatch(String ws, String name, long head, long bytes) {
-        if (threshold.maxAge().compareTo(Duration.ofNanos(AGE_CHECK_NANOS)) > 0) { // toNanos() overflows past 292 years
+        if (threshold.maxAge().compareTo(AGE_CHECK_EVERY) > 0) { // as Durations: toNanos() overflows past 292 years
             known.putIfAbsent(ws + '/' + name, new Known(0, (double) bytes / Math.max(head, 1), System.nanoTime(), NO_TERM, 0));
         }
         afterAppend(ws, name, head);

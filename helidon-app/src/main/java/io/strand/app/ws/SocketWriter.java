@@ -176,14 +176,21 @@ final class SocketWriter {
                 handToReplyThread(); // with what was taken (the reply thread sends that first), also after an Error here
             }
         }
-        if (!sent) {
-            return;
+        if (sent) {
+            burst.clear();
+            if (letGoOfQueue()) {
+                wakeReplies(); // queued by another thread after the poll above
+            }
         }
-        burst.clear();
+    }
+
+    /**
+     * The holder, done: lets go of the queue, then takes it back for the reply thread when a reply was
+     * queued meanwhile (its sender saw the queue held and left it to us); true when it did.
+     */
+    private boolean letGoOfQueue() {
         holder.set(IDLE);
-        if (!outbox.isEmpty() && holder.compareAndSet(IDLE, REPLY_THREAD)) {
-            wakeReplies(); // queued by another thread after the poll above
-        }
+        return !outbox.isEmpty() && holder.compareAndSet(IDLE, REPLY_THREAD);
     }
 
     private void handToReplyThread() {
@@ -232,8 +239,7 @@ final class SocketWriter {
                 if (!burst.isEmpty()) {
                     sendBurst();
                 }
-                holder.set(IDLE);
-                if (!outbox.isEmpty() && holder.compareAndSet(IDLE, REPLY_THREAD)) {
+                if (letGoOfQueue()) {
                     continue;
                 }
             }
