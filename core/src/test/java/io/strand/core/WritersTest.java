@@ -234,12 +234,25 @@ class WritersTest {
             for (CompletableFuture<Boolean> f : registered) {
                 assertTrue(f.join(), "registered from a callback on the writer");
             }
-            // a later group's flush runs after those of the group before, each once
+            // a later group's flush runs after those of the group before, each once; its turn waits
+            // behind a held one, so the callback is attached before the writer completes it (a future
+            // already complete runs the callback on this thread, which flushAtGroupEnd refuses)
             CountDownLatch laterFlushed = new CountDownLatch(1);
-            writers.submit("a", c -> null).thenAccept(v -> Writers.flushAtGroupEnd(() -> {
+            CountDownLatch holdingLater = new CountDownLatch(1);
+            CountDownLatch attached = new CountDownLatch(1);
+            CompletableFuture<Void> laterHolder = writers.submit("a", c -> {
+                holdingLater.countDown();
+                attached.await();
+                return null;
+            });
+            holdingLater.await();
+            CompletableFuture<Boolean> later = writers.submit("a", c -> null).thenApply(v -> Writers.flushAtGroupEnd(() -> {
                 events.add("flush later");
                 laterFlushed.countDown();
             }));
+            attached.countDown();
+            laterHolder.join();
+            assertTrue(later.join(), "registered from a callback on the writer");
             assertTrue(laterFlushed.await(10, java.util.concurrent.TimeUnit.SECONDS), "the later group's flush ran");
             String writer = "t-writer-0";
             assertEquals(List.of("done 0", "done 1", "done 2", "flush 0 on " + writer, "flush 1 on " + writer,
