@@ -95,12 +95,18 @@ public final class ColdLog {
         return snapshot.get() != null;
     }
 
-    /** Re-reads the manifest from the store (another process may have rolled or compacted). */
+    /**
+     * Re-reads the manifest from the store (another process may have rolled or compacted) and returns
+     * the newer of it and the one held here. A read that returns after a commit of this process (a
+     * status request racing the roller) carries the older generation, and putting it back made the
+     * roller ask the hot part for entries it had already rolled and dropped, and a read between the
+     * hot and cold parts see neither ({@code ColdLogContract}). Generations only grow: each is one
+     * conditional write, and a deleted manifest is forgotten with its log ({@link #deleteManifest}).
+     */
     public Manifest refresh() {
         return guard(() -> {
-            ManifestStore.Snapshot s = manifests.read(manifestKey, ws, log);
-            snapshot.set(s);
-            return s.manifest();
+            adopt(manifests.read(manifestKey, ws, log));
+            return snapshot.get().manifest();
         });
     }
 

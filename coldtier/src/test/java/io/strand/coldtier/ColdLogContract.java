@@ -165,6 +165,39 @@ abstract class ColdLogContract {
         assertEquals(0, store.rangeGets.get(), "block 1 was already there");
     }
 
+    /**
+     * Found in {@code ObjectStoreFaultIT}'s logs: a status request's re-read of the manifest that
+     * returned after a roll's commit put the older manifest back, so the roller then asked the hot
+     * part for entries it had already rolled and dropped ("hot entries … are missing while
+     * rolling"), and a read between the two sides would have found neither.
+     */
+    @Test
+    void aRereadThatReturnsAfterACommitShouldNotMoveTheManifestBack() throws Exception {
+        log.roll(TestEntries.range(1, 100));
+        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch committed = new java.util.concurrent.CountDownLatch(1);
+        Thread slow = new Thread(() -> log.refresh(), "slow-refresh");
+        store.afterVersionedGet = key -> {
+            if (Thread.currentThread() == slow) {
+                read.countDown();
+                try {
+                    assertTrue(committed.await(30, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        slow.start();
+        assertTrue(read.await(30, TimeUnit.SECONDS));
+        log.roll(TestEntries.range(101, 250)); // commits generation 2 while the re-read holds generation 1
+        committed.countDown();
+        slow.join(30_000);
+        assertFalse(slow.isAlive());
+        assertEquals(2, log.manifest().generation());
+        assertEquals(250, log.lastSeq(), "the older manifest the re-read found did not replace the newer one");
+        assertEquals(250, log.refresh().lastSeq());
+    }
+
     @Test
     void rollShouldRejectEntriesThatDoNotContinueTheColdPart() {
         log.roll(TestEntries.range(1, 10));

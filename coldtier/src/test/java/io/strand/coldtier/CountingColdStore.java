@@ -13,6 +13,8 @@ class CountingColdStore implements ColdStore {
     final AtomicLong wholeGets = new AtomicLong();
     /** Runs before every put with the key about to be written: tests stage races at exact points. */
     volatile java.util.function.Consumer<String> beforePut = key -> { };
+    /** Runs after every versioned read, with the key read, before the bytes go back to the caller. */
+    volatile java.util.function.Consumer<String> afterVersionedGet = key -> { };
 
     CountingColdStore(ColdStore inner) {
         this.inner = inner;
@@ -52,7 +54,9 @@ class CountingColdStore implements ColdStore {
     @Override
     public Optional<Versioned> getVersioned(String key) {
         wholeGets.incrementAndGet();
-        return inner.getVersioned(key);
+        Optional<Versioned> v = inner.getVersioned(key);
+        afterVersionedGet.accept(key);
+        return v;
     }
 
     @Override
