@@ -31,6 +31,7 @@ public record ServerConfig(
         int maxFrameBytes,
         int maxConnectionsPerWorkspace,
         int maxSubscriptionsPerSocket,
+        int wsReaderThreads,
         Duration heartbeat,
         boolean auth,
         long docCapacity,
@@ -90,6 +91,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_FRAME_BYTES", String.valueOf(1 << 20)),
             Map.entry("STRAND_MAX_CONNECTIONS_PER_WORKSPACE", "10000"),
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
+            // WebSockets read by a platform thread of their own (fewer wake-ups per request); those beyond are read by virtual threads
+            Map.entry("STRAND_WS_READER_THREADS", "256"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
             Map.entry("STRAND_DOC_CAPACITY", "200000"),
@@ -158,6 +161,9 @@ public record ServerConfig(
         if (walCheckpointRecords < 1) {
             throw new IllegalArgumentException("--wal-checkpoint-records must be ≥ 1, not " + walCheckpointRecords);
         }
+        if (wsReaderThreads < 0 || wsReaderThreads > 100_000) {
+            throw new IllegalArgumentException("--ws-reader-threads must be 0..100000, not " + wsReaderThreads);
+        }
         if (dsLongPollTimeout.isNegative() || dsLongPollTimeout.isZero()) {
             throw new IllegalArgumentException("--ds-long-poll-timeout must be positive");
         }
@@ -193,6 +199,7 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_FRAME_BYTES")),
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_WORKSPACE")),
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
+                Integer.parseInt(get.apply("STRAND_WS_READER_THREADS")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
                 Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),

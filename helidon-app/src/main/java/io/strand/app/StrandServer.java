@@ -193,9 +193,12 @@ public final class StrandServer implements AutoCloseable {
             }
             return writes.doc(op.substring(4), io.strand.docstore.DocId.of(ws, name.asText()), frame).thenApply(o -> o); // scope checked by the socket
         };
+        io.strand.app.ws.ReaderThreads wsReaders = new io.strand.app.ws.ReaderThreads(config.wsReaderThreads());
         SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
-                new ConcurrentHashMap<>());
+                new ConcurrentHashMap<>(), new io.strand.app.ws.OpenSockets(), wsReaders);
+        metrics.gauge("strand.ws.reader.threads", "WebSockets read by a platform thread of their own (at most --ws-reader-threads)",
+                wsReaders::inUse);
         this.sockets = socketContext.sockets();
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
         if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {

@@ -60,18 +60,24 @@ public final class SocketEndpoint implements WsListener {
     private boolean counted;
 
     /**
-     * What every connection shares: stores, auth, limits, the per-workspace connection counts, and
-     * the registry of open sockets that the token sweeper walks.
+     * What every connection shares: stores, auth, limits, the per-workspace connection counts, the
+     * registry of open sockets that the token sweeper walks, and the platform threads that read sockets.
      */
     public record SocketContext(Placement placement, DocOps docs, Authenticator auth, StrandMetrics metrics,
                                 int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
-                                ConcurrentHashMap<String, AtomicLong> connections, OpenSockets sockets) {
+                                ConcurrentHashMap<String, AtomicLong> connections, OpenSockets sockets, ReaderThreads readers) {
+        /** With its own registry of open sockets, and every socket read by its virtual thread (tests). */
         public SocketContext(Placement placement, DocOps docs, Authenticator auth, StrandMetrics metrics,
                              int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
                              ConcurrentHashMap<String, AtomicLong> connections) {
             this(placement, docs, auth, metrics, maxConnectionsPerWorkspace, maxSubscriptions, heartbeatMillis, connections,
-                    new OpenSockets());
+                    new OpenSockets(), ReaderThreads.NONE);
         }
+    }
+
+    /** The platform threads this connection may be read by ({@link StrictWsConnection#handle}). */
+    ReaderThreads readerThreads() {
+        return ctx.readers();
     }
 
     /** Doc ops over the socket; null until the doc store is wired. */

@@ -36,8 +36,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * 500 inside the WebSocket stream); text that is not UTF-8 closes with 1007 (Helidon replaced it
  * with U+FFFD); and the listener's {@code onClose} runs exactly once however the connection ends.
  *
- * <p>Threads: the connection's own thread reads frames and calls the listener ({@link #handle});
- * sends come from any thread and go out one whole frame at a time under {@link #sendLock}.
+ * <p>Threads: the connection's reader reads frames and calls the listener ({@link #handle}): a platform
+ * thread of its own from {@link ReaderThreads} while one is free, else the virtual thread Helidon gave
+ * the connection (which then just waits for the reader). Sends come from any thread and go out one
+ * whole frame at a time under {@link #sendLock}.
  */
 final class StrictWsConnection implements ServerConnection, WsSession {
     /** How long a close handshake may take before the connection is dropped anyway. */
@@ -81,6 +83,14 @@ final class StrictWsConnection implements ServerConnection, WsSession {
 
     @Override
     public void handle(Limit limit) {
+        ReaderThreads readers = listener instanceof SocketEndpoint e ? e.readerThreads() : ReaderThreads.NONE;
+        if (!readers.runOnOwnThread(() -> read(limit))) {
+            read(limit);
+        }
+    }
+
+    /** The connection's life: frames read and handled until it closes, on the thread that reads it. */
+    private void read(Limit limit) {
         thread = Thread.currentThread();
         try {
             try {

@@ -1,0 +1,89 @@
+package io.strand.app.ws;
+
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Thread-safe (a semaphore and a counter): the platform threads that read WebSocket connections, one
+ * per connection for the first {@code --ws-reader-threads} open at once; a connection beyond them is
+ * read by Helidon's virtual thread, as every connection was before.
+ *
+ * <p><b>Why.</b> A virtual thread that waits for a client's next frame costs, per request: a read that
+ * finds nothing, an {@code epoll_ctl} to re-arm the socket, the JDK's poller thread waking from
+ * {@code epoll_wait} and unparking it, and a carrier thread woken from its futex to run it — two thread
+ * wake-ups and three system calls before the read that gets the frame. A platform thread blocks in
+ * {@code poll(2)} on its own socket and the kernel wakes it directly. {@code perf} under {@code strand bench
+ * incr-contended} (2026-12-04): the poller thread was 13 % of the server's samples, and the carriers
+ * spent a fifth of theirs parking and waking. {@code ./strand bench --warmup 5 append-serial
+ * append-concurrent read-pagination incr-contended floor-debit}, twice each way, alternating (fsync,
+ * disk probe p50 0.121–0.158 ms; the README gives the figures): server CPU per unit fell by about a
+ * quarter on every request/reply row.
+ *
+ * <p><b>Cost.</b> A parked platform thread holds its stack's touched pages and a kernel task, about
+ * 100 KiB, so the number is capped; the waiting virtual thread that Helidon gave the connection costs a
+ * few hundred bytes.
+ */
+public final class ReaderThreads {
+    /** No platform readers: every connection is read by its virtual thread. */
+    public static final ReaderThreads NONE = new ReaderThreads(0);
+    private final int max;
+    private final Semaphore free;
+    private final AtomicLong started = new AtomicLong();
+
+    public ReaderThreads(int max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("--ws-reader-threads must be ≥ 0, not " + max);
+        }
+        this.max = max;
+        this.free = new Semaphore(max);
+    }
+
+    /**
+     * Runs {@code loop} (a connection's whole read loop) on a platform thread of its own when one is
+     * free, and waits for it; false when none is (the caller runs the loop itself). An interrupt of the
+     * waiting thread (the server stopping) is passed on to the reader, and kept.
+     */
+    boolean runOnOwnThread(Runnable loop) {
+        if (!free.tryAcquire()) {
+            return false;
+        }
+        Thread reader;
+        try {
+            reader = Thread.ofPlatform().name("strand-ws-reader-" + started.incrementAndGet()).daemon().unstarted(() -> {
+                try {
+                    loop.run();
+                } finally {
+                    free.release();
+                }
+            });
+            reader.start();
+        } catch (RuntimeException | OutOfMemoryError e) {
+            free.release();
+            return false; // no thread to be had (the system's limit): the virtual thread reads
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                reader.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+                reader.interrupt();
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return true;
+    }
+
+    /** Platform readers running now. */
+    public int inUse() {
+        return max - free.availablePermits();
+    }
+
+    /** The cap ({@code --ws-reader-threads}). */
+    public int max() {
+        return max;
+    }
+}
