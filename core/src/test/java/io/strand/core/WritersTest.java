@@ -213,14 +213,7 @@ class WritersTest {
         try (Writers writers = new Writers("t", 1, Durability.OS, 16, null, n -> { })) {
             assertFalse(writers.submit("a", c -> Writers.flushAtGroupEnd(() -> { })).join(), "inside a turn");
             List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
-            CountDownLatch holding = new CountDownLatch(1);
-            CountDownLatch queued = new CountDownLatch(1);
-            CompletableFuture<Void> holder = writers.submit("a", c -> {
-                holding.countDown();
-                queued.await();
-                return null;
-            });
-            holding.await();
+            Held held = Held.on(writers, "a");
             List<CompletableFuture<Boolean>> registered = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 int turn = i;
@@ -229,8 +222,7 @@ class WritersTest {
                     return Writers.flushAtGroupEnd(() -> events.add("flush " + turn + " on " + Thread.currentThread().getName()));
                 }));
             }
-            queued.countDown();
-            holder.join();
+            held.release();
             for (CompletableFuture<Boolean> f : registered) {
                 assertTrue(f.join(), "registered from a callback on the writer");
             }
@@ -238,25 +230,37 @@ class WritersTest {
             // behind a held one, so the callback is attached before the writer completes it (a future
             // already complete runs the callback on this thread, which flushAtGroupEnd refuses)
             CountDownLatch laterFlushed = new CountDownLatch(1);
-            CountDownLatch holdingLater = new CountDownLatch(1);
-            CountDownLatch attached = new CountDownLatch(1);
-            CompletableFuture<Void> laterHolder = writers.submit("a", c -> {
-                holdingLater.countDown();
-                attached.await();
-                return null;
-            });
-            holdingLater.await();
+            Held heldLater = Held.on(writers, "a");
             CompletableFuture<Boolean> later = writers.submit("a", c -> null).thenApply(v -> Writers.flushAtGroupEnd(() -> {
                 events.add("flush later");
                 laterFlushed.countDown();
             }));
-            attached.countDown();
-            laterHolder.join();
+            heldLater.release();
             assertTrue(later.join(), "registered from a callback on the writer");
             assertTrue(laterFlushed.await(10, java.util.concurrent.TimeUnit.SECONDS), "the later group's flush ran");
             String writer = "t-writer-0";
             assertEquals(List.of("done 0", "done 1", "done 2", "flush 0 on " + writer, "flush 1 on " + writer,
                     "flush 2 on " + writer, "flush later"), events);
+        }
+    }
+
+    /** A turn that holds {@code ws}'s writer until released, so turns submitted meanwhile queue behind it. */
+    private record Held(CountDownLatch go, CompletableFuture<Void> turn) {
+        static Held on(Writers writers, String ws) throws InterruptedException {
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch go = new CountDownLatch(1);
+            CompletableFuture<Void> turn = writers.submit(ws, c -> {
+                running.countDown();
+                go.await();
+                return null;
+            });
+            running.await();
+            return new Held(go, turn);
+        }
+
+        void release() {
+            go.countDown();
+            turn.join();
         }
     }
 }

@@ -41,17 +41,21 @@ public final class ReaderThreads {
     /**
      * Runs {@code loop} (a connection's whole read loop) on a platform thread of its own when one is
      * free, and waits for it; false when none is (the caller runs the loop itself). An interrupt of the
-     * waiting thread (the server stopping) is passed on to the reader, and kept.
+     * waiting thread (the server stopping) is passed on to the reader, and kept. What the loop throws
+     * is thrown here, so the connection's owner sees it as if it had run the loop itself.
      */
     boolean runOnOwnThread(Runnable loop) {
         if (!free.tryAcquire()) {
             return false;
         }
         Thread reader;
+        Throwable[] thrown = new Throwable[1];
         try {
             reader = Thread.ofPlatform().name("strand-ws-reader-" + started.incrementAndGet()).daemon().unstarted(() -> {
                 try {
                     loop.run();
+                } catch (Throwable t) {
+                    thrown[0] = t;
                 } finally {
                     free.release();
                 }
@@ -73,6 +77,12 @@ public final class ReaderThreads {
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
+        }
+        switch (thrown[0]) { // written before the reader ended, read after join: join orders the two
+            case null -> { }
+            case RuntimeException e -> throw e;
+            case Error e -> throw e;
+            default -> throw new IllegalStateException(thrown[0]);
         }
         return true;
     }
