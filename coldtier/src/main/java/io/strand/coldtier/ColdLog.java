@@ -42,8 +42,13 @@ public final class ColdLog {
     private final WriterTerm writerTerm;
     private final String prefix;
     private final String manifestKey;
-    /** The manifest as last seen; commits only move it forward, {@link #refresh()} takes whatever is stored. */
+    /**
+     * The manifest as last seen; commits and re-reads only move it forward ({@link #adopt}), and only
+     * {@link #deleteManifest} sets it back (to the empty manifest).
+     */
     private final AtomicReference<ManifestStore.Snapshot> snapshot = new AtomicReference<>();
+    /** Manifest deletes done here: a re-read that began before one is not adopted after it. */
+    private final java.util.concurrent.atomic.AtomicLong deletes = new java.util.concurrent.atomic.AtomicLong();
     private final ColdReader readPath;
 
     public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config) {
@@ -105,7 +110,9 @@ public final class ColdLog {
      */
     public Manifest refresh() {
         return guard(() -> {
-            adopt(manifests.read(manifestKey, ws, log));
+            long deletesBefore = deletes.get();
+            ManifestStore.Snapshot read = manifests.read(manifestKey, ws, log);
+            snapshot.accumulateAndGet(read, (cur, s) -> deletes.get() != deletesBefore ? cur : newer(cur, s));
             return snapshot.get().manifest();
         });
     }
@@ -281,7 +288,8 @@ public final class ColdLog {
                 fence(refresh(), "delete the manifest"); // a single node (term 0) deletes without a read first, as before
             }
             store.delete(manifestKey);
-            snapshot.set(new ManifestStore.Snapshot(Manifest.empty(ws, log), null));
+            deletes.incrementAndGet(); // first: a re-read's adopt that runs after this keeps what is held,
+            snapshot.set(new ManifestStore.Snapshot(Manifest.empty(ws, log), null)); // and this set comes after it
             return null;
         });
     }
@@ -324,8 +332,11 @@ public final class ColdLog {
 
     /** Keeps the newer of what we hold and {@code seen}, so a slow thread never moves our view back. */
     private void adopt(ManifestStore.Snapshot seen) {
-        snapshot.accumulateAndGet(seen, (cur, s) ->
-                cur == null || s.manifest().generation() >= cur.manifest().generation() ? s : cur);
+        snapshot.accumulateAndGet(seen, ColdLog::newer);
+    }
+
+    private static ManifestStore.Snapshot newer(ManifestStore.Snapshot cur, ManifestStore.Snapshot seen) {
+        return cur == null || seen.manifest().generation() >= cur.manifest().generation() ? seen : cur;
     }
 
     /**

@@ -198,6 +198,33 @@ abstract class ColdLogContract {
         assertEquals(250, log.refresh().lastSeq());
     }
 
+    /** The same race with a delete: the re-read that began before it must not bring the deleted manifest back. */
+    @Test
+    void aRereadThatReturnsAfterADeleteShouldNotBringTheManifestBack() throws Exception {
+        log.roll(TestEntries.range(1, 100));
+        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch deleted = new java.util.concurrent.CountDownLatch(1);
+        Thread slow = new Thread(() -> log.refresh(), "slow-refresh");
+        store.afterVersionedGet = key -> {
+            if (Thread.currentThread() == slow) {
+                read.countDown();
+                try {
+                    assertTrue(deleted.await(30, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        slow.start();
+        assertTrue(read.await(30, TimeUnit.SECONDS));
+        log.deleteManifest();
+        deleted.countDown();
+        slow.join(30_000);
+        assertFalse(slow.isAlive());
+        assertEquals(0, log.manifest().generation(), "the deleted manifest stays deleted");
+        assertEquals(0, log.lastSeq());
+    }
+
     @Test
     void rollShouldRejectEntriesThatDoNotContinueTheColdPart() {
         log.roll(TestEntries.range(1, 10));
