@@ -174,25 +174,8 @@ abstract class ColdLogContract {
     @Test
     void aRereadThatReturnsAfterACommitShouldNotMoveTheManifestBack() throws Exception {
         log.roll(TestEntries.range(1, 100));
-        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch committed = new java.util.concurrent.CountDownLatch(1);
-        Thread slow = new Thread(() -> log.refresh(), "slow-refresh");
-        store.afterVersionedGet = key -> {
-            if (Thread.currentThread() == slow) {
-                read.countDown();
-                try {
-                    assertTrue(committed.await(30, TimeUnit.SECONDS));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        };
-        slow.start();
-        assertTrue(read.await(30, TimeUnit.SECONDS));
-        log.roll(TestEntries.range(101, 250)); // commits generation 2 while the re-read holds generation 1
-        committed.countDown();
-        slow.join(30_000);
-        assertFalse(slow.isAlive());
+        // commits generation 2 while the re-read holds generation 1
+        whileARereadIsHeld(() -> log.roll(TestEntries.range(101, 250)));
         assertEquals(2, log.manifest().generation());
         assertEquals(250, log.lastSeq(), "the older manifest the re-read found did not replace the newer one");
         assertEquals(250, log.refresh().lastSeq());
@@ -202,14 +185,24 @@ abstract class ColdLogContract {
     @Test
     void aRereadThatReturnsAfterADeleteShouldNotBringTheManifestBack() throws Exception {
         log.roll(TestEntries.range(1, 100));
+        whileARereadIsHeld(log::deleteManifest);
+        assertEquals(0, log.manifest().generation(), "the deleted manifest stays deleted");
+        assertEquals(0, log.lastSeq());
+    }
+
+    /**
+     * Starts a {@link ColdLog#refresh()} on another thread, holds it after it has read the stored
+     * manifest, runs {@code meanwhile}, then lets the re-read finish and waits for it.
+     */
+    private void whileARereadIsHeld(Runnable meanwhile) throws InterruptedException {
         java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch deleted = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
         Thread slow = new Thread(() -> log.refresh(), "slow-refresh");
         store.afterVersionedGet = key -> {
             if (Thread.currentThread() == slow) {
                 read.countDown();
                 try {
-                    assertTrue(deleted.await(30, TimeUnit.SECONDS));
+                    assertTrue(done.await(30, TimeUnit.SECONDS));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -217,12 +210,10 @@ abstract class ColdLogContract {
         };
         slow.start();
         assertTrue(read.await(30, TimeUnit.SECONDS));
-        log.deleteManifest();
-        deleted.countDown();
+        meanwhile.run();
+        done.countDown();
         slow.join(30_000);
         assertFalse(slow.isAlive());
-        assertEquals(0, log.manifest().generation(), "the deleted manifest stays deleted");
-        assertEquals(0, log.lastSeq());
     }
 
     @Test
