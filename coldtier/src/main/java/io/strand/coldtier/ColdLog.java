@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
@@ -48,7 +49,7 @@ public final class ColdLog {
      */
     private final AtomicReference<ManifestStore.Snapshot> snapshot = new AtomicReference<>();
     /** Manifest deletes done here: a re-read that began before one is not adopted after it. */
-    private final java.util.concurrent.atomic.AtomicLong deletes = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong deletes = new AtomicLong();
     private final ColdReader readPath;
 
     public ColdLog(ColdStore store, String ws, String log, BlockCache cache, ColdLogConfig config) {
@@ -106,7 +107,8 @@ public final class ColdLog {
      * status request racing the roller) carries the older generation, and putting it back made the
      * roller ask the hot part for entries it had already rolled and dropped, and a read between the
      * hot and cold parts see neither ({@code ColdLogContract}). Generations only grow: each is one
-     * conditional write, and a deleted manifest is forgotten with its log ({@link #deleteManifest}).
+     * conditional write. The one step back, {@link #deleteManifest}, counts in {@code deletes}, and a
+     * re-read that began before a delete is not adopted after it.
      */
     public Manifest refresh() {
         return guard(() -> {

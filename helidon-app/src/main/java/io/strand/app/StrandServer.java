@@ -44,6 +44,7 @@ import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.ColdStoreConfig;
 import io.strand.logtier.ColdTier;
 import io.strand.app.ws.OpenSockets;
+import io.strand.app.ws.ReaderThreads;
 import io.strand.app.ws.SocketEndpoint;
 import io.strand.core.DiskSpace;
 import io.strand.core.StrandException;
@@ -193,10 +194,10 @@ public final class StrandServer implements AutoCloseable {
             }
             return writes.doc(op.substring(4), io.strand.docstore.DocId.of(ws, name.asText()), frame).thenApply(o -> o); // scope checked by the socket
         };
-        io.strand.app.ws.ReaderThreads wsReaders = new io.strand.app.ws.ReaderThreads(config.wsReaderThreads());
+        ReaderThreads wsReaders = new ReaderThreads(config.wsReaderThreads());
         SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
-                new ConcurrentHashMap<>(), new io.strand.app.ws.OpenSockets(), wsReaders);
+                new ConcurrentHashMap<>(), new OpenSockets(), wsReaders);
         metrics.gauge("strand.ws.reader.threads", "WebSockets read by a platform thread of their own (at most --ws-reader-threads)",
                 wsReaders::inUse);
         this.sockets = socketContext.sockets();

@@ -162,7 +162,8 @@ final class LogBenchmarks {
 
     /**
      * Pages of 100 forward through seqs 1..{@code total} of a log, one read per operation; after the
-     * last page it starts again at 1 (a warm-up may read more than once). Counts entries read.
+     * last page it starts again at 1 (a warm-up, and the {@link #PAGE_PASSES} timed passes, read it more
+     * than once). Counts entries read.
      */
     static final class Pages implements ClosedLoop.Workload {
         private final String log;

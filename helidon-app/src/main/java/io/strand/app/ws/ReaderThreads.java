@@ -91,9 +91,4 @@ public final class ReaderThreads {
     public int inUse() {
         return max - free.availablePermits();
     }
-
-    /** The cap ({@code --ws-reader-threads}). */
-    public int max() {
-        return max;
-    }
 }
