@@ -32,6 +32,7 @@ public record ServerConfig(
         int maxConnectionsPerWorkspace,
         int maxSubscriptionsPerSocket,
         int wsReaderThreads,
+        int wsEventLoops,
         Duration heartbeat,
         boolean auth,
         long docCapacity,
@@ -93,6 +94,8 @@ public record ServerConfig(
             Map.entry("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET", "1000"),
             // WebSockets read by a platform thread of their own (fewer wake-ups per request); those beyond are read by virtual threads
             Map.entry("STRAND_WS_READER_THREADS", "256"),
+            // event loops that read plain WebSockets of a single node, each many sockets per wake-up ("auto": one per core; 0: none)
+            Map.entry("STRAND_WS_EVENT_LOOPS", "auto"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
             Map.entry("STRAND_DOC_CAPACITY", "200000"),
@@ -164,6 +167,9 @@ public record ServerConfig(
         if (wsReaderThreads < 0 || wsReaderThreads > 100_000) {
             throw new IllegalArgumentException("--ws-reader-threads must be 0..100000, not " + wsReaderThreads);
         }
+        if (wsEventLoops < 0 || wsEventLoops > 256) {
+            throw new IllegalArgumentException("--ws-event-loops must be auto or 0..256, not " + wsEventLoops);
+        }
         if (dsLongPollTimeout.isNegative() || dsLongPollTimeout.isZero()) {
             throw new IllegalArgumentException("--ds-long-poll-timeout must be positive");
         }
@@ -200,6 +206,8 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_WORKSPACE")),
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 Integer.parseInt(get.apply("STRAND_WS_READER_THREADS")),
+                "auto".equalsIgnoreCase(get.apply("STRAND_WS_EVENT_LOOPS")) ? Runtime.getRuntime().availableProcessors()
+                        : Integer.parseInt(get.apply("STRAND_WS_EVENT_LOOPS")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
                 Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),

@@ -45,6 +45,7 @@ import io.strand.coldtier.ColdStoreConfig;
 import io.strand.logtier.ColdTier;
 import io.strand.app.ws.OpenSockets;
 import io.strand.app.ws.ReaderThreads;
+import io.strand.app.ws.WsEventLoops;
 import io.strand.app.ws.SocketEndpoint;
 import io.strand.core.DiskSpace;
 import io.strand.core.StrandException;
@@ -84,6 +85,7 @@ public final class StrandServer implements AutoCloseable {
     private final AuditLog audit;
     private final io.strand.logtier.Retention retention;
     private final OpenSockets sockets;
+    private final WsEventLoops wsLoops;
     private final ConnectionGuard guard;
     private final WebServer server;
     /** Holds the port until {@link #start} when made by {@link #recovering}; null otherwise. */
@@ -195,11 +197,14 @@ public final class StrandServer implements AutoCloseable {
             return writes.doc(op.substring(4), io.strand.docstore.DocId.of(ws, name.asText()), frame).thenApply(o -> o); // scope checked by the socket
         };
         ReaderThreads wsReaders = new ReaderThreads(config.wsReaderThreads());
+        // a cluster's socket ops may wait on Raft (a read index before a subscription), which must not stop a loop
+        this.wsLoops = cluster == null ? new WsEventLoops(config.wsEventLoops()) : WsEventLoops.NONE;
         SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
-                new ConcurrentHashMap<>(), new OpenSockets(), wsReaders);
+                new ConcurrentHashMap<>(), new OpenSockets(), wsReaders, wsLoops);
         metrics.gauge("strand.ws.reader.threads", "WebSockets read by a platform thread of their own (at most --ws-reader-threads)",
                 wsReaders::inUse);
+        metrics.gauge("strand.ws.event.loop.sockets", "WebSockets read by an event loop (--ws-event-loops)", wsLoops::connections);
         this.sockets = socketContext.sockets();
         sockets.startSweeper(TOKEN_SWEEP_MILLIS);
         if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
@@ -426,6 +431,7 @@ public final class StrandServer implements AutoCloseable {
         }
         sockets.close();
         server.stop();
+        wsLoops.close(); // after the server: its stop ended the loops' connections
         guard.close();
         if (dsHttp != null) {
             dsHttp.close();

@@ -54,6 +54,20 @@ final class ClientFrameReader {
         }
         byte[] mask = masked ? reader.readBytes(4) : null;
         remaining = length < 0 ? Long.MAX_VALUE : length; // a negative 64-bit length: skip until the close timeout
+        check(b0, masked, length, maxFrameLength);
+        byte[] payload = length == 0 ? new byte[0] : reader.readBytes((int) length);
+        remaining = 0;
+        WsMask.xor(payload, 0, payload, 0, payload.length, WsMask.key(mask));
+        return new Frame(fin, opcode, payload);
+    }
+
+    /**
+     * Refuses a frame header the RFC forbids a client (or longer than {@code maxFrameLength}) with the
+     * close code to send; returns when it may be read. {@code length} is negative when its top bit was set.
+     */
+    static void check(int b0, boolean masked, long length, int maxFrameLength) {
+        int opcode = b0 & 0x0f;
+        boolean fin = (b0 & 0x80) != 0;
         if ((b0 & 0x70) != 0) {
             throw new WsCloseException("reserved bits set with no extension agreed", WsCloseCodes.PROTOCOL_ERROR);
         }
@@ -73,10 +87,6 @@ final class ClientFrameReader {
         if (length > maxFrameLength) {
             throw new WsCloseException("frame exceeds " + maxFrameLength + " bytes", WsCloseCodes.TOO_BIG);
         }
-        byte[] payload = length == 0 ? new byte[0] : reader.readBytes((int) length);
-        remaining = 0;
-        WsMask.xor(payload, 0, payload, 0, payload.length, WsMask.key(mask));
-        return new Frame(fin, opcode, payload);
     }
 
     /** Discards the payload of a frame refused after its header (blocks until it is read or the peer is gone). */

@@ -70,14 +70,24 @@ final class SendRoom {
         if (POLL == null || GET_FD_VAL == null) {
             return unavailable("poll(2) or the JDK's descriptor accessor is not available");
         }
-        Field field = CHANNEL_FIELD.get(ctx.getClass()).orElse(null);
-        if (field == null) {
+        SocketChannel channel = channel(ctx);
+        if (channel == null) {
             return unavailable(ctx.getClass().getName() + " holds no SocketChannel");
         }
         try {
-            return new SendRoom((int) GET_FD_VAL.invoke(field.get(ctx)));
+            return new SendRoom((int) GET_FD_VAL.invoke(channel));
         } catch (ReflectiveOperationException | RuntimeException e) {
             return unavailable(e.toString());
+        }
+    }
+
+    /** The {@link SocketChannel} under {@code ctx} (a private field of Helidon's), or null when there is none to be had. */
+    static SocketChannel channel(SocketContext ctx) {
+        Field field = CHANNEL_FIELD.get(ctx.getClass()).orElse(null);
+        try {
+            return field == null ? null : (SocketChannel) field.get(ctx);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
         }
     }
 

@@ -61,18 +61,24 @@ public final class SocketEndpoint implements WsListener {
 
     /**
      * What every connection shares: stores, auth, limits, the per-workspace connection counts, the
-     * registry of open sockets that the token sweeper walks, and the platform threads that read sockets.
+     * registry of open sockets that the token sweeper walks, and the event loops or platform threads that read sockets.
      */
     public record SocketContext(Placement placement, DocOps docs, Authenticator auth, StrandMetrics metrics,
                                 int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
-                                ConcurrentHashMap<String, AtomicLong> connections, OpenSockets sockets, ReaderThreads readers) {
+                                ConcurrentHashMap<String, AtomicLong> connections, OpenSockets sockets, ReaderThreads readers,
+                                WsEventLoops loops) {
         /** With its own registry of open sockets, and every socket read by its virtual thread (tests). */
         public SocketContext(Placement placement, DocOps docs, Authenticator auth, StrandMetrics metrics,
                              int maxConnectionsPerWorkspace, int maxSubscriptions, long heartbeatMillis,
                              ConcurrentHashMap<String, AtomicLong> connections) {
             this(placement, docs, auth, metrics, maxConnectionsPerWorkspace, maxSubscriptions, heartbeatMillis, connections,
-                    new OpenSockets(), ReaderThreads.NONE);
+                    new OpenSockets(), ReaderThreads.NONE, WsEventLoops.NONE);
         }
+    }
+
+    /** The event loops this connection may be read by ({@link StrictWsConnection#handle}). */
+    WsEventLoops eventLoops() {
+        return ctx.loops();
     }
 
     /** The platform threads this connection may be read by ({@link StrictWsConnection#handle}). */

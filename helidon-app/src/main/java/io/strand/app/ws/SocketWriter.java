@@ -103,7 +103,8 @@ final class SocketWriter {
 
     /**
      * The one send path: under the lock, if open and {@code wanted}; a failed send closes this writer.
-     * Without {@code waitForLock} it sends only if no other frame is being sent. True when sent.
+     * Without {@code waitForLock} (a writer thread) it sends only if no other frame is being sent, and
+     * never waits for the socket to drain. True when sent.
      */
     private boolean sendLocked(boolean waitForLock, BooleanSupplier wanted, Runnable send) {
         if (!open) {
@@ -119,13 +120,21 @@ final class SocketWriter {
                 return false;
             }
             send.run();
-            return true;
         } catch (RuntimeException e) {
             open = false;
             return false;
         } finally {
             lock.unlock();
         }
+        if (waitForLock && session instanceof StrictWsConnection strict) {
+            try {
+                strict.awaitDrained(); // an event loop's socket: paced as a blocking write, with no lock held
+            } catch (RuntimeException e) {
+                open = false;
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Sends the JSON {@code json} holds (see {@link #sendUtf8If}). */

@@ -14,11 +14,16 @@ import io.helidon.websocket.WsCloseCodes;
 import io.helidon.websocket.WsCloseException;
 import io.helidon.websocket.WsListener;
 import io.helidon.websocket.WsSession;
+import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,12 +41,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * 500 inside the WebSocket stream); text that is not UTF-8 closes with 1007 (Helidon replaced it
  * with U+FFFD); and the listener's {@code onClose} runs exactly once however the connection ends.
  *
- * <p>Threads: the connection's reader reads frames and calls the listener ({@link #handle}): a platform
- * thread of its own from {@link ReaderThreads} while one is free, else the virtual thread Helidon gave
- * the connection (which then just waits for the reader). Sends come from any thread and go out one
- * whole frame at a time under {@link #sendLock}.
+ * <p>Threads: the connection's reader reads frames and calls the listener ({@link #handle}): for a plain
+ * socket of a single node, an event loop thread ({@link WsEventLoop}: the socket turns non-blocking,
+ * this class's loop methods run there, and its output goes through a {@link ChannelOutput}); else a
+ * platform thread of its own from {@link ReaderThreads} while one is free, else the virtual thread
+ * Helidon gave the connection. Helidon's thread waits for whichever reads. Sends come from any thread
+ * and go out one whole frame at a time under {@link #sendLock}.
  */
-final class StrictWsConnection implements ServerConnection, WsSession {
+final class StrictWsConnection implements ServerConnection, WsSession, WsEventLoop.Handler {
     /** How long a close handshake may take before the connection is dropped anyway. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
     private static final ScheduledExecutorService CLOSE_TIMER = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -55,6 +62,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     private final HttpPrologue prologue;
     private final WsListener listener;
     private final ClientFrameReader frames;
+    private final int maxFrameLength;
     private final Utf8Text text = new Utf8Text();
     private final ReentrantLock sendLock = new ReentrantLock();
     private final AtomicBoolean closeSent = new AtomicBoolean();
@@ -73,30 +81,57 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     private int messageOpcode = -1;
     /** Whether the last data frame sent was not final, so the next goes as a continuation (under sendLock). */
     private boolean sendContinuation;
+    /** Event loop mode: the socket's output; null while the connection is read by a thread of its own. */
+    private volatile ChannelOutput output;
+    /** Event loop mode (loop thread, after registration): the loop, the socket, its key, its frames, the limit. */
+    private WsEventLoop loop;
+    private SocketChannel channel;
+    private SelectionKey key;
+    private FrameDecoder decoder;
+    private Limit loopLimit;
+    /** Event loop mode (loop thread): this side closed, frames are discarded until the peer's close. */
+    private boolean discarding;
+    /** Event loop mode: completes when the connection has ended; Helidon's thread waits for it. */
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
     StrictWsConnection(ConnectionContext ctx, HttpPrologue prologue, WsListener listener, int maxFrameLength) {
         this.ctx = ctx;
         this.prologue = prologue;
         this.listener = listener;
         this.frames = new ClientFrameReader(ctx.dataReader(), maxFrameLength);
+        this.maxFrameLength = maxFrameLength;
     }
 
     @Override
     public void handle(Limit limit) {
+        WsEventLoop eventLoop = listener instanceof SocketEndpoint e ? e.eventLoops().next() : null;
+        SocketChannel plain = eventLoop == null || ctx.isSecure() ? null : SendRoom.channel(ctx);
+        if (plain != null) {
+            read(limit, eventLoop, plain);
+            return;
+        }
         ReaderThreads readers = listener instanceof SocketEndpoint e ? e.readerThreads() : ReaderThreads.NONE;
-        if (!readers.runOnOwnThread(() -> read(limit))) {
-            read(limit);
+        if (!readers.runOnOwnThread(() -> read(limit, null, null))) {
+            read(limit, null, null);
         }
     }
 
-    /** The connection's life: frames read and handled until it closes, on the thread that reads it. */
-    private void read(Limit limit) {
+    /**
+     * The connection's life: frames read and handled until it closes, on the thread that reads it; or,
+     * given an event loop and the socket's channel, the loop's once the listener has opened
+     * ({@link #runOnLoop}).
+     */
+    private void read(Limit limit, WsEventLoop eventLoop, SocketChannel plain) {
         thread = Thread.currentThread();
+        boolean onLoop = false;
         try {
             try {
                 limit.invoke(() -> listener.onOpen(this));
             } catch (LimitException e) {
                 close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
+            }
+            if (plain != null && !closeSent.get() && (onLoop = runOnLoop(eventLoop, plain, limit))) {
+                return; // the loop told the listener how it ended
             }
             boolean peerClosed = false;
             while (canRun && !closeSent.get() && !peerClosed) {
@@ -133,9 +168,186 @@ final class StrictWsConnection implements ServerConnection, WsSession {
                 drain();
             }
         } finally {
-            finished = true;
-            notifyClose(sentCode, sentReason);
+            if (!onLoop) {
+                finished = true;
+                notifyClose(sentCode, sentReason);
+            }
         }
+    }
+
+    /**
+     * Hands the connection to {@code eventLoop}: the socket turns non-blocking, its output goes through a
+     * {@link ChannelOutput}, and this (Helidon's) thread waits until the loop has ended the connection.
+     * False, with nothing changed, when Helidon has read bytes past the upgrade that cannot be taken
+     * over, or the socket cannot be made non-blocking.
+     */
+    private boolean runOnLoop(WsEventLoop eventLoop, SocketChannel plain, Limit limit) {
+        DataReader early = ctx.dataReader();
+        FrameDecoder decoded = new FrameDecoder(maxFrameLength);
+        int buffered = early.available();
+        ChannelOutput out = new ChannelOutput(plain, eventLoop);
+        loop = eventLoop; // before output: whoever sees output set sees the loop
+        sendLock.lock(); // no frame half written by the old path when the socket changes mode
+        try {
+            plain.configureBlocking(false);
+            output = out;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        } finally {
+            sendLock.unlock();
+        }
+        if (buffered > 0) {
+            decoded.add(early.readBytes(buffered)); // frames the client sent right behind the upgrade
+        }
+        channel = plain;
+        decoder = decoded;
+        loopLimit = limit;
+        eventLoop.register(plain, this, registered -> {
+            if (registered == null) {
+                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
+                endOnLoop();
+                return;
+            }
+            key = registered;
+            out.attach(registered);
+            readable(); // what came before the registration
+        });
+        boolean interrupted = false;
+        while (true) {
+            try {
+                ended.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+                close(true); // the server is stopping
+            } catch (ExecutionException e) {
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return true;
+    }
+
+    /** Loop thread: the socket has bytes (or an end); frames are handled as they complete. */
+    @Override
+    public void readable() {
+        if (finished) {
+            return;
+        }
+        int n;
+        try {
+            n = decoder.readFrom(channel);
+        } catch (IOException e) {
+            n = -1;
+        }
+        loopFrames();
+        if (finished) {
+            return;
+        }
+        if (n < 0) {
+            if (!discarding) {
+                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
+            }
+            endOnLoop();
+        } else if (output.backedUp()) {
+            WsEventLoop.reading(key, false); // until the client reads what it was sent ({@link #writable})
+        }
+    }
+
+    /** Loop thread: the socket drained some of what was queued. */
+    @Override
+    public void writable() {
+        if (output.flush() && !finished) {
+            WsEventLoop.reading(key, true);
+        }
+    }
+
+    /** Loop thread: the loop stopped. */
+    @Override
+    public void abandoned() {
+        notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
+        endOnLoop();
+    }
+
+    /**
+     * Loop thread: the frames that have come whole, handled as {@link #read} handles them, with the
+     * same close handshake: after this side's close, frames are discarded until the peer's close.
+     */
+    private void loopFrames() {
+        try {
+            ClientFrameReader.Frame frame;
+            while (!finished && (frame = decoder.next()) != null) {
+                lastActivityNanos = System.nanoTime();
+                if (!discarding && closeSent.get()) {
+                    discarding = true; // this side closed meanwhile (the listener, or another thread)
+                }
+                if (discarding) {
+                    if (frame.opcode() == ClientFrameReader.CLOSE) {
+                        endOnLoop();
+                    }
+                    continue;
+                }
+                if (process(frame, loopLimit)) {
+                    endOnLoop(); // the peer's close, answered
+                } else if (!canRun) {
+                    close(WsCloseCodes.GOING_AWAY, "server stopping"); // no waiting for the peer
+                    endOnLoop();
+                }
+            }
+        } catch (WsCloseException e) {
+            if (discarding) {
+                endOnLoop(); // more garbage while closing: the handshake is over
+                return;
+            }
+            close(e.closeCode(), e.getMessage());
+            if (peerCloseReceived) {
+                endOnLoop(); // a peer that already sent its (bad) close frame sends nothing more
+            } else {
+                discardFromNowOn();
+            }
+        } catch (LimitException e) {
+            close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
+            discardFromNowOn();
+        } catch (DataReader.InsufficientDataAvailableException | UncheckedIOException | ServerConnectionException e) {
+            notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
+            endOnLoop();
+        } catch (Exception e) {
+            if (!canRun || discarding) {
+                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
+                endOnLoop();
+            } else {
+                LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed", e);
+                listener.onError(this, e);
+                close(WsCloseCodes.UNEXPECTED_CONDITION, "internal error");
+                discardFromNowOn();
+            }
+        }
+    }
+
+    private void discardFromNowOn() {
+        if (!discarding) {
+            discarding = true;
+            loopFrames(); // what already came: discarded up to the peer's close
+        } else {
+            endOnLoop();
+        }
+    }
+
+    /** Loop thread: the connection is over; what is still queued gets one more try, then Helidon's thread returns. */
+    private void endOnLoop() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        if (key != null) {
+            output.flush();
+            loop.deregister(key);
+        }
+        output.markClosed();
+        notifyClose(sentCode, sentReason);
+        ended.complete(null);
     }
 
     /** Handles one frame; true when it was the peer's close (answered, the connection ends). */
@@ -269,7 +481,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
             sendContinuation = false;
             int start = offset - headerBytes(length);
             writeHeader(buf, start, opcode, true, length);
-            write(BufferData.create(buf, start, offset + length - start));
+            write(buf, start, offset + length - start);
             lastActivityNanos = System.nanoTime();
         } finally {
             sendLock.unlock();
@@ -299,7 +511,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
                 System.arraycopy(p, 0, frames, at, p.length);
                 at += p.length;
             }
-            write(BufferData.create(frames));
+            write(frames, 0, frames.length);
             lastActivityNanos = System.nanoTime();
         } finally {
             sendLock.unlock();
@@ -383,6 +595,11 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     private void closeSocketIfStillOpen() {
         if (!finished) {
             ctx.serverSocket().close(); // the reading thread's blocked read fails and the connection ends
+            ChannelOutput out = output;
+            if (out != null) {
+                out.markClosed(); // senders waiting for the socket to drain give up
+                loop.execute(this::endOnLoop);
+            }
         }
     }
 
@@ -393,7 +610,7 @@ final class StrictWsConnection implements ServerConnection, WsSession {
         byte[] frame = new byte[header + length];
         writeHeader(frame, 0, opcode, fin, length);
         System.arraycopy(payload, 0, frame, header, length);
-        write(BufferData.create(frame));
+        write(frame, 0, frame.length);
     }
 
     /** Bytes of the header of an unmasked frame with a payload of {@code length} bytes. */
@@ -418,11 +635,33 @@ final class StrictWsConnection implements ServerConnection, WsSession {
         }
     }
 
-    private void write(BufferData frame) {
+    /** Writes a whole frame; under sendLock. On an event loop's socket it never waits ({@link ChannelOutput}). */
+    private void write(byte[] frame, int offset, int length) {
         try {
-            ctx.dataWriter().writeNow(frame);
+            ChannelOutput out = output;
+            if (out != null) {
+                out.write(frame, offset, length);
+            } else {
+                ctx.dataWriter().writeNow(BufferData.create(frame, offset, length));
+            }
         } catch (SocketWriterException | UncheckedIOException e) {
             throw new ServerConnectionException("failed to write a WebSocket frame", e);
+        }
+    }
+
+    /**
+     * On an event loop's socket, waits until what was written has gone to the kernel, as a blocking
+     * write would have; the caller holds no lock that orders frames. At once in thread mode, on the
+     * loop thread, and for writer threads (which never wait on a client).
+     */
+    void awaitDrained() {
+        ChannelOutput out = output;
+        if (out != null) {
+            try {
+                out.awaitDrained();
+            } catch (UncheckedIOException e) {
+                throw new ServerConnectionException("failed to write a WebSocket frame", e);
+            }
         }
     }
 
@@ -455,6 +694,15 @@ final class StrictWsConnection implements ServerConnection, WsSession {
     @Override
     public void close(boolean interrupt) {
         canRun = false;
+        if (output != null) {
+            loop.execute(() -> {
+                if (!finished) {
+                    close(WsCloseCodes.GOING_AWAY, "server stopping");
+                    endOnLoop();
+                }
+            });
+            return;
+        }
         Thread t = thread;
         if (t != null && (interrupt || readingNetwork)) {
             t.interrupt();

@@ -48,6 +48,14 @@ public final class FrameSocket implements AutoCloseable {
 
     /** Connects and upgrades (keeping the URL's query, e.g. {@code ?token=}); fails unless the server answers 101. */
     public static FrameSocket connect(String wsUrl) throws IOException {
+        return connect(wsUrl, new byte[0]);
+    }
+
+    /**
+     * As {@link #connect(String)}, with {@code rightBehind} (frames, see {@link #frame}) sent in the same
+     * write as the upgrade request, before the server's answer: a client that does not wait for the 101.
+     */
+    public static FrameSocket connect(String wsUrl, byte[] rightBehind) throws IOException {
         URI uri = URI.create(wsUrl);
         Socket s = new Socket(uri.getHost(), uri.getPort());
         s.setSoTimeout(10_000);
@@ -57,6 +65,7 @@ public final class FrameSocket implements AutoCloseable {
         fs.out.write(("GET " + target + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
                 + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
                 + "\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        fs.out.write(rightBehind);
         fs.out.flush();
         StringBuilder headers = new StringBuilder();
         while (!headers.toString().endsWith("\r\n\r\n")) {
@@ -74,6 +83,15 @@ public final class FrameSocket implements AutoCloseable {
         out.write(header(fin ? 0x80 | opcode : opcode, payload.length));
         out.write(masked(payload));
         out.flush();
+    }
+
+    /** The bytes of one final masked frame, as {@link #send} sends it. */
+    public static byte[] frame(int opcode, byte[] payload) {
+        byte[] h = header(0x80 | opcode, payload.length);
+        byte[] m = masked(payload);
+        byte[] all = java.util.Arrays.copyOf(h, h.length + m.length);
+        System.arraycopy(m, 0, all, h.length, m.length);
+        return all;
     }
 
     public void sendText(String text) throws IOException {

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code --ws-reader-threads}: the first sockets open at once are each read by a platform thread of
+ * {@code --ws-reader-threads} (with no event loops, as over TLS or in a cluster): the first sockets open
+ * at once are each read by a platform thread of
  * their own, the ones beyond the cap by their virtual thread, and both serve requests; a closed
  * socket gives its thread back. Seen from outside, in a server of its own: the gauge
  * {@code strand_ws_reader_threads} and the process's threads in {@code /proc}.
@@ -42,7 +43,7 @@ class ReaderThreadsIT {
     @Test
     void socketsUpToTheCapShouldBeReadByTheirOwnPlatformThreadAndTheRestByVirtualOnes() throws IOException {
         try (ServerProcess child = ServerProcess.start(dir, List.of("--durability", "os", "--auth", "false",
-                "--ws-reader-threads", "1"), List.of())) {
+                "--ws-reader-threads", "1", "--ws-event-loops", "0"), List.of())) {
             Http http = new Http(child.url, null);
             String url = child.url.replace("http://", "ws://") + "/v1/ws/acme/socket";
             long pid = child.process.pid();
