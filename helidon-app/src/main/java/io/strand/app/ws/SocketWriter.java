@@ -24,7 +24,8 @@ import java.util.function.BooleanSupplier;
  * <ul>
  *   <li>The writer thread that completes the group holds it when the queue was idle: at the group's
  *       end ({@link Writers#flushAtGroupEnd}) it sends the queue itself, if that is at most
- *       {@link #WRITER_BURST_BYTES} and the kernel send buffer has room ({@link SendRoom}), which
+ *       {@link #WRITER_BURST_BYTES} and the kernel send buffer has room ({@link SendRoom}; on an event
+ *       loop's socket always, since its writes never wait), which
  *       skips waking another thread.</li>
  *   <li>Otherwise the socket's reply thread holds it: a parked virtual thread, woken per burst
  *       (starting a virtual thread per burst cost a writer more than waking a parked one).</li>
@@ -64,7 +65,19 @@ final class SocketWriter {
     private volatile boolean open = true;
 
     SocketWriter(WsSession session) {
-        this(session, (session instanceof StrictWsConnection strict ? SendRoom.of(strict.socketContext()) : SendRoom.NONE)::hasRoom);
+        this(session, roomOf(session));
+    }
+
+    /**
+     * Whether a writer may send now: always on an event loop's socket, whose writes never wait
+     * ({@link ChannelOutput}: no {@code poll(2)} per reply); else when {@link SendRoom} sees room.
+     */
+    private static BooleanSupplier roomOf(WsSession session) {
+        if (!(session instanceof StrictWsConnection strict)) {
+            return SendRoom.NONE::hasRoom;
+        }
+        SendRoom probe = SendRoom.of(strict.socketContext());
+        return () -> strict.writesNeverWait() || probe.hasRoom();
     }
 
     SocketWriter(WsSession session, BooleanSupplier room) {

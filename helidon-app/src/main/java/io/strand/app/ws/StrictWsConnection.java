@@ -649,6 +649,11 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         }
     }
 
+    /** True once an event loop reads this socket: a write then queues what the kernel does not take, and never waits. */
+    boolean writesNeverWait() {
+        return output != null;
+    }
+
     /**
      * On an event loop's socket, waits until what was written has gone to the kernel, as a blocking
      * write would have; the caller holds no lock that orders frames. At once in thread mode, on the
