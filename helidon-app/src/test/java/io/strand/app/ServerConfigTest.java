@@ -34,4 +34,14 @@ class ServerConfigTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ServerConfig.from(fast));
         assertEquals(true, e.getMessage().contains("--election-timeout"), e.getMessage());
     }
+
+    @Test
+    void wsEventLoopsShouldDefaultToOnePerCoreAndRefuseANegativeCount() {
+        assertEquals(Runtime.getRuntime().availableProcessors(), ServerConfig.from(Map.of()).wsEventLoops());
+        assertEquals(0, ServerConfig.from(Map.of("STRAND_WS_EVENT_LOOPS", "0")).wsEventLoops());
+        assertEquals(3, ServerConfig.from(Map.of("STRAND_WS_EVENT_LOOPS", "3")).wsEventLoops());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ServerConfig.from(Map.of("STRAND_WS_EVENT_LOOPS", "-1")));
+        assertEquals(true, e.getMessage().contains("--ws-event-loops"), e.getMessage());
+    }
 }

@@ -65,19 +65,7 @@ public final class ReaderThreads {
             free.release();
             return false; // no thread to be had (the system's limit): the virtual thread reads
         }
-        boolean interrupted = false;
-        while (true) {
-            try {
-                reader.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-                reader.interrupt();
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        waitPassingInterrupts(reader::join, reader::interrupt);
         switch (thrown[0]) { // written before the reader ended, read after join: join orders the two
             case null -> { }
             case RuntimeException e -> throw e;
@@ -85,6 +73,32 @@ public final class ReaderThreads {
             default -> throw new IllegalStateException(thrown[0]);
         }
         return true;
+    }
+
+    /** A wait that an interrupt may cut short. */
+    interface Wait {
+        void await() throws InterruptedException;
+    }
+
+    /**
+     * Waits until {@code wait} returns, however often the thread is interrupted meanwhile: each
+     * interrupt is passed on ({@code onInterrupt}, which should end the wait soon) and kept for the
+     * caller. A connection's thread waits like this for whoever reads its socket.
+     */
+    static void waitPassingInterrupts(Wait wait, Runnable onInterrupt) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                wait.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+                onInterrupt.run();
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Platform readers running now. */

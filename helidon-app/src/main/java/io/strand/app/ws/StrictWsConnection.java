@@ -5,7 +5,6 @@ import io.helidon.common.buffers.DataReader;
 import io.helidon.common.concurrency.limits.Limit;
 import io.helidon.common.concurrency.limits.LimitException;
 import io.helidon.common.socket.SocketContext;
-import io.helidon.common.socket.SocketWriterException;
 import io.helidon.http.HttpPrologue;
 import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.ServerConnectionException;
@@ -22,13 +21,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One WebSocket connection, server side, in place of Helidon's {@code WsConnection} (registered by
@@ -46,7 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * this class's loop methods run there, and its output goes through a {@link ChannelOutput}); else a
  * platform thread of its own from {@link ReaderThreads} while one is free, else the virtual thread
  * Helidon gave the connection. Helidon's thread waits for whichever reads. Sends come from any thread
- * and go out one whole frame at a time under {@link #sendLock}.
+ * and go out one whole frame at a time ({@link ServerFrames}).
  */
 final class StrictWsConnection implements ServerConnection, WsSession, WsEventLoop.Handler {
     /** How long a close handshake may take before the connection is dropped anyway. */
@@ -61,17 +58,18 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private final ConnectionContext ctx;
     private final HttpPrologue prologue;
     private final WsListener listener;
-    private final ClientFrameReader frames;
+    private final ClientFrameReader incoming;
+    private final ServerFrames outgoing;
     private final int maxFrameLength;
     private final Utf8Text text = new Utf8Text();
-    private final ReentrantLock sendLock = new ReentrantLock();
     private final AtomicBoolean closeSent = new AtomicBoolean();
     private final AtomicBoolean closeNotified = new AtomicBoolean();
     private volatile boolean finished;
     private volatile boolean canRun = true;
     private volatile boolean readingNetwork;
     private volatile Thread thread;
-    private volatile long lastActivityNanos = System.nanoTime();
+    /** When a frame last came in (sends are {@link ServerFrames#lastSentNanos}). */
+    private volatile long lastReceivedNanos = System.nanoTime();
     /** The code this side closed with, for the listener's onClose. */
     private volatile int sentCode = WsCloseCodes.NORMAL_CLOSE;
     private volatile String sentReason = "";
@@ -79,10 +77,6 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private boolean peerCloseReceived;
     /** The opcode of the message being received in fragments, or -1 between messages (reader thread only). */
     private int messageOpcode = -1;
-    /** Whether the last data frame sent was not final, so the next goes as a continuation (under sendLock). */
-    private boolean sendContinuation;
-    /** Event loop mode: the socket's output; null while the connection is read by a thread of its own. */
-    private volatile ChannelOutput output;
     /** Event loop mode (loop thread, after registration): the loop, the socket, its key, its frames, the limit. */
     private WsEventLoop loop;
     private SocketChannel channel;
@@ -92,13 +86,14 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     /** Event loop mode (loop thread): this side closed, frames are discarded until the peer's close. */
     private boolean discarding;
     /** Event loop mode: completes when the connection has ended; Helidon's thread waits for it. */
-    private final CompletableFuture<Void> ended = new CompletableFuture<>();
+    private final CountDownLatch ended = new CountDownLatch(1);
 
     StrictWsConnection(ConnectionContext ctx, HttpPrologue prologue, WsListener listener, int maxFrameLength) {
         this.ctx = ctx;
         this.prologue = prologue;
         this.listener = listener;
-        this.frames = new ClientFrameReader(ctx.dataReader(), maxFrameLength);
+        this.incoming = new ClientFrameReader(ctx.dataReader(), maxFrameLength);
+        this.outgoing = new ServerFrames(ctx);
         this.maxFrameLength = maxFrameLength;
     }
 
@@ -136,9 +131,9 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             boolean peerClosed = false;
             while (canRun && !closeSent.get() && !peerClosed) {
                 readingNetwork = true;
-                ClientFrameReader.Frame frame = frames.next();
+                ClientFrameReader.Frame frame = incoming.next();
                 readingNetwork = false;
-                lastActivityNanos = System.nanoTime();
+                lastReceivedNanos = System.nanoTime();
                 peerClosed = process(frame, limit);
             }
             if (!peerClosed) {
@@ -186,15 +181,9 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         FrameDecoder decoded = new FrameDecoder(maxFrameLength);
         int buffered = early.available();
         ChannelOutput out = new ChannelOutput(plain, eventLoop);
-        loop = eventLoop; // before output: whoever sees output set sees the loop
-        sendLock.lock(); // no frame half written by the old path when the socket changes mode
-        try {
-            plain.configureBlocking(false);
-            output = out;
-        } catch (IOException | RuntimeException e) {
+        loop = eventLoop; // before the output: whoever sees the output set sees the loop
+        if (!outgoing.switchTo(plain, out)) {
             return false;
-        } finally {
-            sendLock.unlock();
         }
         if (buffered > 0) {
             decoded.add(early.readBytes(buffered)); // frames the client sent right behind the upgrade
@@ -212,21 +201,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             out.attach(registered);
             readable(); // what came before the registration
         });
-        boolean interrupted = false;
-        while (true) {
-            try {
-                ended.get();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-                close(true); // the server is stopping
-            } catch (ExecutionException e) {
-                break;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        ReaderThreads.waitPassingInterrupts(ended::await, () -> close(true)); // an interrupt: the server is stopping
         return true;
     }
 
@@ -251,7 +226,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
                 notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
             }
             endOnLoop();
-        } else if (output.backedUp()) {
+        } else if (outgoing.output().backedUp()) {
             WsEventLoop.reading(key, false); // until the client reads what it was sent ({@link #writable})
         }
     }
@@ -259,7 +234,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     /** Loop thread: the socket drained some of what was queued. */
     @Override
     public void writable() {
-        if (output.flush() && !finished) {
+        if (outgoing.output().flush() && !finished) {
             WsEventLoop.reading(key, true);
         }
     }
@@ -279,7 +254,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         try {
             ClientFrameReader.Frame frame;
             while (!finished && (frame = decoder.next()) != null) {
-                lastActivityNanos = System.nanoTime();
+                lastReceivedNanos = System.nanoTime();
                 if (!discarding && closeSent.get()) {
                     discarding = true; // this side closed meanwhile (the listener, or another thread)
                 }
@@ -341,13 +316,14 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             return;
         }
         finished = true;
+        ChannelOutput out = outgoing.output();
         if (key != null) {
-            output.flush();
+            out.flush();
             loop.deregister(key);
         }
-        output.markClosed();
+        out.markClosed();
         notifyClose(sentCode, sentReason);
-        ended.complete(null);
+        ended.countDown();
     }
 
     /** Handles one frame; true when it was the peer's close (answered, the connection ends). */
@@ -427,9 +403,9 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
      */
     private void drain() {
         try {
-            frames.skipRestOfFrame();
+            incoming.skipRestOfFrame();
             while (true) {
-                ClientFrameReader.Frame frame = frames.next();
+                ClientFrameReader.Frame frame = incoming.next();
                 if (frame.opcode() == ClientFrameReader.CLOSE) {
                     return;
                 }
@@ -461,74 +437,23 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         return sendData(ClientFrameReader.BINARY, bytes, last);
     }
 
-    /** Most bytes a server frame's header takes: the room {@link #sendText(byte[], int, int)} needs before its payload. */
-    static final int MAX_HEADER_BYTES = 10;
+    /** Most bytes a server frame's header takes: the room {@link #sendText} needs before its payload. */
+    static final int MAX_HEADER_BYTES = ServerFrames.MAX_HEADER_BYTES;
 
-    /**
-     * Sends the UTF-8 JSON in {@code buf[offset, offset + length)} as one final text frame, writing
-     * the frame header into the {@link #MAX_HEADER_BYTES} before {@code offset} (which the caller
-     * leaves free) and handing the array to the socket as it is. {@link #send(String, boolean)}
-     * copied a page reply (~32 KB for 100 entries of 256 B) three times on its way out: into a
-     * String, back into bytes, into the frame. The caller vouches that the bytes are UTF-8.
-     */
+    /** See {@link ServerFrames#textInPlace}. */
     WsSession sendText(byte[] buf, int offset, int length) {
-        if (offset < MAX_HEADER_BYTES) {
-            throw new IllegalArgumentException("needs " + MAX_HEADER_BYTES + " free bytes before the payload, has " + offset);
-        }
-        sendLock.lock();
-        try {
-            int opcode = sendContinuation ? ClientFrameReader.CONTINUATION : ClientFrameReader.TEXT;
-            sendContinuation = false;
-            int start = offset - headerBytes(length);
-            writeHeader(buf, start, opcode, true, length);
-            write(buf, start, offset + length - start);
-            lastActivityNanos = System.nanoTime();
-        } finally {
-            sendLock.unlock();
-        }
+        outgoing.textInPlace(buf, offset, length);
         return this;
     }
 
-    /**
-     * Sends each of {@code payloads} (UTF-8 text the caller vouches for) as one final text frame, all
-     * of them in one socket write: the replies a group commit completes for one socket cost one
-     * {@code write} call rather than one each, and the client one wake-up.
-     */
+    /** See {@link ServerFrames#texts}. */
     WsSession sendTexts(List<byte[]> payloads) {
-        int total = 0;
-        for (byte[] p : payloads) {
-            total += headerBytes(p.length) + p.length;
-        }
-        byte[] frames = new byte[total];
-        sendLock.lock();
-        try {
-            int at = 0;
-            for (byte[] p : payloads) {
-                int opcode = sendContinuation ? ClientFrameReader.CONTINUATION : ClientFrameReader.TEXT;
-                sendContinuation = false;
-                writeHeader(frames, at, opcode, true, p.length);
-                at += headerBytes(p.length);
-                System.arraycopy(p, 0, frames, at, p.length);
-                at += p.length;
-            }
-            write(frames, 0, frames.length);
-            lastActivityNanos = System.nanoTime();
-        } finally {
-            sendLock.unlock();
-        }
+        outgoing.texts(payloads);
         return this;
     }
 
     private WsSession sendData(int opcode, byte[] payload, boolean last) {
-        sendLock.lock();
-        try {
-            int used = sendContinuation ? ClientFrameReader.CONTINUATION : opcode;
-            sendContinuation = !last;
-            writeFrame(used, last, payload);
-            lastActivityNanos = System.nanoTime();
-        } finally {
-            sendLock.unlock();
-        }
+        outgoing.data(opcode, payload, last);
         return this;
     }
 
@@ -545,12 +470,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private WsSession sendControl(int opcode, BufferData data) {
         byte[] bytes = new byte[data.available()];
         data.read(bytes);
-        sendLock.lock();
-        try {
-            writeFrame(opcode, true, bytes);
-        } finally {
-            sendLock.unlock();
-        }
+        outgoing.control(opcode, bytes);
         return this;
     }
 
@@ -573,29 +493,17 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     }
 
     private void sendCloseFrame(int code, String reason) {
-        byte[] reasonBytes = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
-        int reasonLength = Math.min(reasonBytes.length, 123); // a control frame carries at most 125 bytes
-        while (reasonLength > 0 && reasonLength < reasonBytes.length && (reasonBytes[reasonLength] & 0xC0) == 0x80) {
-            reasonLength--; // do not cut a character in half
-        }
-        byte[] payload = new byte[2 + reasonLength];
-        payload[0] = (byte) (code >> 8);
-        payload[1] = (byte) code;
-        System.arraycopy(reasonBytes, 0, payload, 2, reasonLength);
-        sendLock.lock();
         try {
-            writeFrame(ClientFrameReader.CLOSE, true, payload);
+            outgoing.close(code, reason);
         } catch (ServerConnectionException peerGone) {
             // nobody left to tell
-        } finally {
-            sendLock.unlock();
         }
     }
 
     private void closeSocketIfStillOpen() {
         if (!finished) {
             ctx.serverSocket().close(); // the reading thread's blocked read fails and the connection ends
-            ChannelOutput out = output;
+            ChannelOutput out = outgoing.output();
             if (out != null) {
                 out.markClosed(); // senders waiting for the socket to drain give up
                 loop.execute(this::endOnLoop);
@@ -603,71 +511,14 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         }
     }
 
-    /** One unmasked server frame (RFC 6455 §5.2); under sendLock. */
-    private void writeFrame(int opcode, boolean fin, byte[] payload) {
-        int length = payload.length;
-        int header = headerBytes(length);
-        byte[] frame = new byte[header + length];
-        writeHeader(frame, 0, opcode, fin, length);
-        System.arraycopy(payload, 0, frame, header, length);
-        write(frame, 0, frame.length);
-    }
-
-    /** Bytes of the header of an unmasked frame with a payload of {@code length} bytes. */
-    private static int headerBytes(int length) {
-        return length < 126 ? 2 : length < 1 << 16 ? 4 : 10;
-    }
-
-    /** Writes the header of an unmasked frame (RFC 6455 §5.2) at {@code into[at…]}, {@link #headerBytes} long. */
-    private static void writeHeader(byte[] into, int at, int opcode, boolean fin, int length) {
-        into[at++] = (byte) ((fin ? 0x80 : 0) | opcode);
-        if (length < 126) {
-            into[at] = (byte) length;
-        } else if (length < 1 << 16) {
-            into[at++] = 126;
-            into[at++] = (byte) (length >>> 8);
-            into[at] = (byte) length;
-        } else {
-            into[at++] = 127;
-            for (int shift = 56; shift >= 0; shift -= 8) {
-                into[at++] = (byte) ((long) length >>> shift);
-            }
-        }
-    }
-
-    /** Writes a whole frame; under sendLock. On an event loop's socket it never waits ({@link ChannelOutput}). */
-    private void write(byte[] frame, int offset, int length) {
-        try {
-            ChannelOutput out = output;
-            if (out != null) {
-                out.write(frame, offset, length);
-            } else {
-                ctx.dataWriter().writeNow(BufferData.create(frame, offset, length));
-            }
-        } catch (SocketWriterException | UncheckedIOException e) {
-            throw new ServerConnectionException("failed to write a WebSocket frame", e);
-        }
-    }
-
     /** True once an event loop reads this socket: a write then queues what the kernel does not take, and never waits. */
     boolean writesNeverWait() {
-        return output != null;
+        return outgoing.output() != null;
     }
 
-    /**
-     * On an event loop's socket, waits until what was written has gone to the kernel, as a blocking
-     * write would have; the caller holds no lock that orders frames. At once in thread mode, on the
-     * loop thread, and for writer threads (which never wait on a client).
-     */
+    /** See {@link ServerFrames#awaitDrained}. */
     void awaitDrained() {
-        ChannelOutput out = output;
-        if (out != null) {
-            try {
-                out.awaitDrained();
-            } catch (UncheckedIOException e) {
-                throw new ServerConnectionException("failed to write a WebSocket frame", e);
-            }
-        }
+        outgoing.awaitDrained();
     }
 
     @Override
@@ -692,14 +543,14 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
      */
     @Override
     public Duration idleTime() {
-        return Duration.ofNanos(System.nanoTime() - lastActivityNanos);
+        return Duration.ofNanos(System.nanoTime() - Math.max(lastReceivedNanos, outgoing.lastSentNanos()));
     }
 
     /** The server is stopping or the connection is idle: stop reading (interrupting only a read, as Helidon does). */
     @Override
     public void close(boolean interrupt) {
         canRun = false;
-        if (output != null) {
+        if (outgoing.output() != null) {
             loop.execute(() -> {
                 if (!finished) {
                     close(WsCloseCodes.GOING_AWAY, "server stopping");
