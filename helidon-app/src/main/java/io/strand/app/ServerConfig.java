@@ -206,7 +206,7 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_MAX_CONNECTIONS_PER_WORKSPACE")),
                 Integer.parseInt(get.apply("STRAND_MAX_SUBSCRIPTIONS_PER_SOCKET")),
                 Integer.parseInt(get.apply("STRAND_WS_READER_THREADS")),
-                "auto".equalsIgnoreCase(get.apply("STRAND_WS_EVENT_LOOPS")) ? Runtime.getRuntime().availableProcessors()
+                "auto".equalsIgnoreCase(get.apply("STRAND_WS_EVENT_LOOPS")) ? Math.min(256, Runtime.getRuntime().availableProcessors())
                         : Integer.parseInt(get.apply("STRAND_WS_EVENT_LOOPS")),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),

@@ -3,6 +3,7 @@ package io.strand.app.ws;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
@@ -112,10 +113,14 @@ final class ChannelOutput {
                 }
                 queued.poll();
             }
-            if (key != null && key.isValid()) {
-                key.interestOpsAnd(~SelectionKey.OP_WRITE); // under the lock: a write queued after this asks again
-            }
             drained.signalAll();
+            if (key != null && key.isValid()) {
+                try {
+                    key.interestOpsAnd(~SelectionKey.OP_WRITE); // under the lock: a write queued after this asks again
+                } catch (CancelledKeyException closedMeanwhile) {
+                    // the connection ended: nothing more goes out
+                }
+            }
             return true;
         } catch (UncheckedIOException e) {
             return true; // closed: nothing more will go out, and the waiters were told

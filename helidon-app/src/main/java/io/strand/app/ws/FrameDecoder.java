@@ -102,7 +102,8 @@ final class FrameDecoder {
         }
         int total = header + (int) length;
         if (buf.remaining() < total) {
-            ensureRoom(total); // the rest of a long frame will fit once it comes
+            // grow as the frame's bytes come (doubling), not on its header's word: a stalled header costs no megabyte
+            ensureRoom((int) Math.min(total - buf.remaining(), (long) buf.capacity()));
             return null;
         }
         int key = masked ? buf.order(ByteOrder.LITTLE_ENDIAN).getInt(at + header - 4) : 0;

@@ -15,7 +15,8 @@ import java.util.function.BooleanSupplier;
 /**
  * The only way anything is sent on one socket: replies and pushed frames from many virtual
  * threads go out one whole frame at a time. A send blocks while the socket does not drain,
- * which is what paces replay. After the first failure the socket counts as closed.
+ * which is what paces replay (on an event loop's socket it waits after the frame is queued, holding
+ * no lock, and on the loop thread itself not at all). After the first failure the socket counts as closed.
  *
  * <p>Replies completed on a writer thread go through {@link #sendLater}: queued, then sent in order
  * by whoever holds the socket's queue ({@link #holder}) in one socket write per burst, so a writer

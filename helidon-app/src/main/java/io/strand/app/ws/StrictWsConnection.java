@@ -83,6 +83,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private SelectionKey key;
     private FrameDecoder decoder;
     private Limit loopLimit;
+    /** Event loop mode (loop thread): the connection ends once its queued output has gone ({@link #endOnLoop}). */
+    private boolean ending;
     /** Event loop mode (loop thread): this side closed, frames are discarded until the peer's close. */
     private boolean discarding;
     /** Event loop mode: completes when the connection has ended; Helidon's thread waits for it. */
@@ -125,7 +127,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             } catch (LimitException e) {
                 close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
             }
-            if (plain != null && !closeSent.get() && (onLoop = runOnLoop(eventLoop, plain, limit))) {
+            if (plain != null && canRun && !closeSent.get() && (onLoop = runOnLoop(eventLoop, plain, limit))) {
                 return; // the loop told the listener how it ended
             }
             boolean peerClosed = false;
@@ -173,8 +175,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     /**
      * Hands the connection to {@code eventLoop}: the socket turns non-blocking, its output goes through a
      * {@link ChannelOutput}, and this (Helidon's) thread waits until the loop has ended the connection.
-     * False, with nothing changed, when Helidon has read bytes past the upgrade that cannot be taken
-     * over, or the socket cannot be made non-blocking.
+     * Bytes Helidon had read past the upgrade are decoded first. False, with nothing changed, when the
+     * socket cannot be made non-blocking.
      */
     private boolean runOnLoop(WsEventLoop eventLoop, SocketChannel plain, Limit limit) {
         DataReader early = ctx.dataReader();
@@ -194,7 +196,11 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         eventLoop.register(plain, this, registered -> {
             if (registered == null) {
                 notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-                endOnLoop();
+                finishOnLoop();
+                return;
+            }
+            if (ending || finished) { // ended (a server stop) before the registration ran
+                eventLoop.deregister(registered);
                 return;
             }
             key = registered;
@@ -208,7 +214,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     /** Loop thread: the socket has bytes (or an end); frames are handled as they complete. */
     @Override
     public void readable() {
-        if (finished) {
+        if (ending || finished) {
             return;
         }
         int n;
@@ -218,23 +224,36 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             n = -1;
         }
         loopFrames();
-        if (finished) {
+        if (ending || finished) {
             return;
         }
-        if (n < 0) {
-            if (!discarding) {
+        if (n < 0 && !outgoing.output().backedUp()) { // else the frames still in the decoder come first
+            if (!discarding && !closeSent.get()) {
                 notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
             }
-            endOnLoop();
+            finishOnLoop(); // nobody to send the rest to
         } else if (outgoing.output().backedUp()) {
             WsEventLoop.reading(key, false); // until the client reads what it was sent ({@link #writable})
         }
     }
 
-    /** Loop thread: the socket drained some of what was queued. */
+    /**
+     * Loop thread: the socket drained some of what was queued. Once all of it has gone, frames left
+     * in the decoder while the output was backed up are handled and reading resumes; a connection
+     * that is ending finishes.
+     */
     @Override
     public void writable() {
-        if (outgoing.output().flush() && !finished) {
+        boolean drained = outgoing.output().flush();
+        if (finished || !drained) {
+            return;
+        }
+        if (ending) {
+            finishOnLoop();
+            return;
+        }
+        loopFrames();
+        if (!ending && !finished && !outgoing.output().backedUp()) {
             WsEventLoop.reading(key, true);
         }
     }
@@ -243,7 +262,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     @Override
     public void abandoned() {
         notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-        endOnLoop();
+        finishOnLoop();
     }
 
     /**
@@ -253,7 +272,9 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private void loopFrames() {
         try {
             ClientFrameReader.Frame frame;
-            while (!finished && (frame = decoder.next()) != null) {
+            // one frame at a time while the output has room: a client that sends requests without
+            // reading the replies leaves the rest of its frames unread ({@link #writable} resumes)
+            while (!ending && !finished && !outgoing.output().backedUp() && (frame = decoder.next()) != null) {
                 lastReceivedNanos = System.nanoTime();
                 if (!discarding && closeSent.get()) {
                     discarding = true; // this side closed meanwhile (the listener, or another thread)
@@ -268,7 +289,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
                     endOnLoop(); // the peer's close, answered
                 } else if (!canRun) {
                     close(WsCloseCodes.GOING_AWAY, "server stopping"); // no waiting for the peer
-                    endOnLoop();
+                    outgoing.output().flush();
+                    finishOnLoop();
                 }
             }
         } catch (WsCloseException e) {
@@ -287,11 +309,11 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             discardFromNowOn();
         } catch (DataReader.InsufficientDataAvailableException | UncheckedIOException | ServerConnectionException e) {
             notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-            endOnLoop();
+            finishOnLoop(); // nobody to send the rest to
         } catch (Exception e) {
             if (!canRun || discarding) {
                 notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-                endOnLoop();
+                finishOnLoop();
             } else {
                 LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed", e);
                 listener.onError(this, e);
@@ -310,18 +332,34 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         }
     }
 
-    /** Loop thread: the connection is over; what is still queued gets one more try, then Helidon's thread returns. */
+    /**
+     * Loop thread: the connection is over once what is queued (the close frame last) has gone out,
+     * as a blocking write would have waited for it: at once when nothing is queued, else when the
+     * socket drains ({@link #writable}) or after {@link #CLOSE_TIMEOUT}.
+     */
     private void endOnLoop() {
+        if (ending || finished) {
+            return;
+        }
+        ending = true;
+        if (key == null || outgoing.output().flush()) {
+            finishOnLoop();
+            return;
+        }
+        WsEventLoop.reading(key, false);
+        CLOSE_TIMER.schedule(() -> loop.execute(this::finishOnLoop), CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Loop thread: the connection ends now; what is still queued is dropped, and Helidon's thread returns. */
+    private void finishOnLoop() {
         if (finished) {
             return;
         }
         finished = true;
-        ChannelOutput out = outgoing.output();
         if (key != null) {
-            out.flush();
             loop.deregister(key);
         }
-        out.markClosed();
+        outgoing.output().markClosed();
         notifyClose(sentCode, sentReason);
         ended.countDown();
     }
@@ -506,7 +544,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             ChannelOutput out = outgoing.output();
             if (out != null) {
                 out.markClosed(); // senders waiting for the socket to drain give up
-                loop.execute(this::endOnLoop);
+                loop.execute(this::finishOnLoop);
             }
         }
     }
@@ -554,7 +592,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             loop.execute(() -> {
                 if (!finished) {
                     close(WsCloseCodes.GOING_AWAY, "server stopping");
-                    endOnLoop();
+                    outgoing.output().flush();
+                    finishOnLoop(); // no waiting for a client that does not read, as an interrupted write would not
                 }
             });
             return;

@@ -2,6 +2,7 @@ package io.strand.app.ws;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -13,8 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Owned by its selector thread ({@code strand-ws-loop-N}): reads every WebSocket connection
  * registered with it and runs their frames, one {@code epoll_wait} for all of them, as Redis and
- * Netty do. Other threads only queue tasks ({@link #execute}) and ask for {@code OP_WRITE}
- * ({@link #wantWrite}), both of which wake the selector.
+ * Netty do. Other threads queue tasks ({@link #execute}) and ask for {@code OP_WRITE}
+ * ({@link #wantWrite}), both of which wake the selector, and write to a socket directly while its
+ * output has nothing queued ({@link ChannelOutput}).
  *
  * <p><b>Why.</b> A thread per socket (virtual or platform) wakes once per request per socket: with
  * 16 clients each waiting for its own doc {@code incr}, 16 wake-ups per round, each a context
@@ -61,6 +63,11 @@ final class WsEventLoop {
         selector.wakeup();
     }
 
+    /** False once the loop has stopped: new connections go elsewhere. */
+    boolean running() {
+        return running;
+    }
+
     boolean inLoop() {
         return Thread.currentThread() == thread;
     }
@@ -102,12 +109,14 @@ final class WsEventLoop {
 
     /** Loop thread: sets whether {@code key} is read (a connection whose output backed up is not). */
     static void reading(SelectionKey key, boolean on) {
-        if (key.isValid()) {
+        try {
             if (on) {
                 key.interestOpsOr(SelectionKey.OP_READ);
             } else {
                 key.interestOpsAnd(~SelectionKey.OP_READ);
             }
+        } catch (CancelledKeyException closedMeanwhile) {
+            // the channel was closed (the close timeout, or Helidon): the connection is ending
         }
     }
 
@@ -143,11 +152,16 @@ final class WsEventLoop {
                     SelectionKey key = ready.next();
                     ready.remove();
                     Handler h = (Handler) key.attachment();
-                    if (key.isValid() && key.isWritable()) {
-                        runSafely(h::writable);
-                    }
-                    if (key.isValid() && key.isReadable()) {
-                        runSafely(h::readable);
+                    try {
+                        if (key.isValid() && key.isWritable()) {
+                            h.writable();
+                        }
+                        if (key.isValid() && key.isReadable()) {
+                            h.readable();
+                        }
+                    } catch (RuntimeException | Error e) { // one connection's failure (an OutOfMemoryError too) ends that connection only
+                        LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed on " + thread.getName(), e);
+                        runSafely(h::abandoned);
                     }
                 }
             }
@@ -173,7 +187,7 @@ final class WsEventLoop {
     private void runSafely(Runnable r) {
         try {
             r.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             LOG.log(System.Logger.Level.WARNING, "WebSocket event loop task failed", e);
         }
     }

@@ -22,9 +22,15 @@ public final class WsEventLoops implements AutoCloseable {
         }
     }
 
-    /** The loop for a new connection, or null when there are none. */
+    /** The loop for a new connection, or null when there are none running. */
     WsEventLoop next() {
-        return loops.length == 0 ? null : loops[Math.floorMod(turn.getAndIncrement(), loops.length)];
+        for (int tries = 0; tries < loops.length; tries++) {
+            WsEventLoop loop = loops[Math.floorMod(turn.getAndIncrement(), loops.length)];
+            if (loop.running()) {
+                return loop;
+            }
+        }
+        return null; // none running (stopped, or failed): a thread reads the socket
     }
 
     /** Stops the loops; a connection still on one ends as if its peer had vanished. */

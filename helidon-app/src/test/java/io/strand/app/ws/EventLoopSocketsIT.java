@@ -77,6 +77,34 @@ class EventLoopSocketsIT {
     }
 
     @Test
+    void aCloseSentBehindUnreadRepliesShouldBeAnsweredAfterAllOfThem() throws IOException {
+        try (WsClient writer = WsClient.connect(server.wsUrl("loop"))) {
+            StringBuilder batch = new StringBuilder("\"log\":\"backlog\",\"entries\":[");
+            for (int i = 0; i < 100; i++) {
+                batch.append(i == 0 ? "" : ",").append("{\"data\":{\"pad\":\"").append("y".repeat(1000)).append("\"}}");
+            }
+            assertTrue(writer.reply(writer.request("append", batch.append(']').toString()), 10_000).path("ok").asBoolean());
+        }
+        // ≈ 21 MB: the loop stops reading this socket at 1 MiB queued, so it reads the close frame only
+        // once the client has read most replies, and the close answer goes out behind the rest
+        int pages = 200;
+        try (FrameSocket s = FrameSocket.connect(server.wsUrl("loop"))) {
+            for (int id = 1; id <= pages; id++) {
+                s.sendText("{\"op\":\"read\",\"id\":" + id + ",\"log\":\"backlog\",\"from\":1,\"limit\":100}");
+            }
+            s.sendClose(1000);
+            for (int id = 1; id <= pages; id++) {
+                FrameSocket.Frame f = s.read();
+                assertEquals(FrameSocket.TEXT, f.opcode(), "page " + id + " came before the close");
+                assertEquals(id, Json.parse(new String(f.payload(), StandardCharsets.UTF_8)).path("id").asInt());
+            }
+            FrameSocket.Frame close = s.read();
+            assertEquals(FrameSocket.CLOSE, close.opcode(), "the close answer follows every reply");
+            assertEquals(1000, close.closeCode());
+        }
+    }
+
+    @Test
     void aFrameSentRightBehindTheUpgradeShouldBeAnswered() throws IOException {
         byte[] ping = FrameSocket.frame(FrameSocket.TEXT, "{\"op\":\"ping\",\"id\":7}".getBytes(StandardCharsets.UTF_8));
         try (FrameSocket early = FrameSocket.connect(server.wsUrl("loop"), ping)) {
