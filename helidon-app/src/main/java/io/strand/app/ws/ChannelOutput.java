@@ -33,7 +33,8 @@ final class ChannelOutput {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition drained = lock.newCondition();
     private final ArrayDeque<ByteBuffer> queued = new ArrayDeque<>();
-    private long queuedBytes;
+    /** Written under the lock; read without it by the loop before each frame ({@link #backedUp}). */
+    private volatile long queuedBytes;
     private boolean closed;
 
     ChannelOutput(SocketChannel channel, WsEventLoop loop) {
@@ -131,12 +132,7 @@ final class ChannelOutput {
 
     /** True when the loop should stop reading until the queue drains. */
     boolean backedUp() {
-        lock.lock();
-        try {
-            return queuedBytes > PAUSE_READING_BYTES;
-        } finally {
-            lock.unlock();
-        }
+        return queuedBytes > PAUSE_READING_BYTES;
     }
 
     /** The socket is gone or closing: queued bytes are dropped and waiting senders fail. */

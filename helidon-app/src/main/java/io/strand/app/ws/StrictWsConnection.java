@@ -145,23 +145,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
                     close(WsCloseCodes.GOING_AWAY, "server stopping"); // shutting down: no waiting for the peer
                 }
             }
-        } catch (WsCloseException e) {
-            close(e.closeCode(), e.getMessage());
-            if (!peerCloseReceived) {
-                drain(); // a peer that already sent its (bad) close frame sends nothing more: do not wait for it
-            }
-        } catch (LimitException e) {
-            close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
-            drain();
-        } catch (DataReader.InsufficientDataAvailableException | UncheckedIOException | ServerConnectionException e) {
-            notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
         } catch (Exception e) {
-            if (finished || !canRun) {
-                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-            } else {
-                LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed", e);
-                listener.onError(this, e);
-                close(WsCloseCodes.UNEXPECTED_CONDITION, "internal error");
+            if (afterFailure(e) == AfterFailure.AWAIT_PEER_CLOSE) {
                 drain();
             }
         } finally {
@@ -227,13 +212,13 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         if (ending || finished) {
             return;
         }
-        if (n < 0 && !outgoing.output().backedUp()) { // else the frames still in the decoder come first
+        if (outgoing.output().backedUp()) {
+            WsEventLoop.reading(key, false); // until the client reads what it was sent; the frames still decoded come first
+        } else if (n < 0) {
             if (!discarding && !closeSent.get()) {
                 notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
             }
             finishOnLoop(); // nobody to send the rest to
-        } else if (outgoing.output().backedUp()) {
-            WsEventLoop.reading(key, false); // until the client reads what it was sent ({@link #writable})
         }
     }
 
@@ -293,42 +278,54 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
                     finishOnLoop();
                 }
             }
-        } catch (WsCloseException e) {
+        } catch (Exception e) {
             if (discarding) {
-                endOnLoop(); // more garbage while closing: the handshake is over
+                endOnLoop(); // more garbage, or a failure, while closing: the handshake is over (as drain() ends)
                 return;
             }
-            close(e.closeCode(), e.getMessage());
-            if (peerCloseReceived) {
-                endOnLoop(); // a peer that already sent its (bad) close frame sends nothing more
-            } else {
-                discardFromNowOn();
-            }
-        } catch (LimitException e) {
-            close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
-            discardFromNowOn();
-        } catch (DataReader.InsufficientDataAvailableException | UncheckedIOException | ServerConnectionException e) {
-            notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-            finishOnLoop(); // nobody to send the rest to
-        } catch (Exception e) {
-            if (!canRun || discarding) {
-                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
-                finishOnLoop();
-            } else {
-                LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed", e);
-                listener.onError(this, e);
-                close(WsCloseCodes.UNEXPECTED_CONDITION, "internal error");
-                discardFromNowOn();
+            switch (afterFailure(e)) {
+                case AWAIT_PEER_CLOSE -> {
+                    discarding = true;
+                    loopFrames(); // what already came: discarded up to the peer's close
+                }
+                case END -> endOnLoop();
+                case GONE -> finishOnLoop(); // nobody to send the rest to
             }
         }
     }
 
-    private void discardFromNowOn() {
-        if (!discarding) {
-            discarding = true;
-            loopFrames(); // what already came: discarded up to the peer's close
-        } else {
-            endOnLoop();
+    /** What a connection does after {@link #afterFailure}. */
+    private enum AfterFailure { AWAIT_PEER_CLOSE, END, GONE }
+
+    /**
+     * Both read paths' answer to a failure while reading or handling frames: sends the close it calls
+     * for (or tells the listener the peer is gone) and says what comes next.
+     */
+    private AfterFailure afterFailure(Exception e) {
+        switch (e) {
+            case WsCloseException refused -> {
+                close(refused.closeCode(), refused.getMessage());
+                // a peer that already sent its (bad) close frame sends nothing more: do not wait for it
+                return peerCloseReceived ? AfterFailure.END : AfterFailure.AWAIT_PEER_CLOSE;
+            }
+            case LimitException tooMany -> {
+                close(WsCloseCodes.TRY_AGAIN_LATER, "too many concurrent requests");
+                return AfterFailure.AWAIT_PEER_CLOSE;
+            }
+            case DataReader.InsufficientDataAvailableException _, UncheckedIOException _, ServerConnectionException _ -> {
+                notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
+                return AfterFailure.GONE;
+            }
+            default -> {
+                if (finished || !canRun) {
+                    notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost");
+                    return AfterFailure.GONE;
+                }
+                LOG.log(System.Logger.Level.WARNING, "WebSocket connection failed", e);
+                listener.onError(this, e);
+                close(WsCloseCodes.UNEXPECTED_CONDITION, "internal error");
+                return AfterFailure.AWAIT_PEER_CLOSE;
+            }
         }
     }
 

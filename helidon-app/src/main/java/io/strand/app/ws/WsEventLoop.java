@@ -10,6 +10,7 @@ import java.nio.channels.SocketChannel;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Owned by its selector thread ({@code strand-ws-loop-N}): reads every WebSocket connection
@@ -33,7 +34,7 @@ final class WsEventLoop {
 
         void writable();
 
-        /** The loop is stopping or failed: the connection ends without reading more. */
+        /** The loop is stopping, or this connection's handler threw: the connection ends without reading more. */
         void abandoned();
     }
 
@@ -77,7 +78,7 @@ final class WsEventLoop {
      * loop thread, and {@code handler} is called from there on. {@code then} gets null when the channel
      * could not be registered (closed meanwhile, or the loop stopped).
      */
-    void register(SocketChannel channel, Handler handler, java.util.function.Consumer<SelectionKey> then) {
+    void register(SocketChannel channel, Handler handler, Consumer<SelectionKey> then) {
         execute(() -> {
             SelectionKey key;
             try {
