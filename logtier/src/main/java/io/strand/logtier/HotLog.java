@@ -83,9 +83,18 @@ final class HotLog implements AutoCloseable {
 
     /** As above; a new queue's files are claimed from {@code disk} first, and so is every append. */
     static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time, DiskSpace disk) {
-        if (!java.nio.file.Files.exists(dir.resolve(QueueFilePrefill.METADATA))) {
+        return open(ws, log, dir, config, time, disk, false);
+    }
+
+    /**
+     * As above; {@code fresh} says {@code dir}'s parent was made empty just now by the caller, so
+     * {@code dir} is known to be missing and is not looked up (two {@code stat}s fewer per new log).
+     */
+    static HotLog open(String ws, String log, Path dir, LogConfig config, TimeProvider time, DiskSpace disk,
+                       boolean fresh) {
+        if (fresh || !java.nio.file.Files.exists(dir.resolve(QueueFilePrefill.METADATA))) {
             disk.require(NEW_FILE_BYTES, "creating log queue " + dir);
-            if (!java.nio.file.Files.exists(dir)) {
+            if (fresh || !java.nio.file.Files.exists(dir)) {
                 QueueFilePrefill.prepareNewQueue(dir); // a new queue: its metadata file without the kernel's read-around
             }
         }

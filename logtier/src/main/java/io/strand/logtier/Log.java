@@ -5,7 +5,9 @@ import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -56,6 +58,7 @@ final class Log implements Roller.RollableLog, AutoCloseable {
                     DiskSpace disk) {
         try {
             long created = 0;
+            boolean fresh = false;
             if (exists(dir)) {
                 Path meta = dir.resolve("meta.json"); // written by versions before the queue kept "created" itself
                 if (Files.isRegularFile(meta)) {
@@ -63,19 +66,21 @@ final class Log implements Roller.RollableLog, AutoCloseable {
                 }
             } else if (create) {
                 disk.require(HotLog.NEW_FILE_BYTES, "creating log " + ws + "/" + name);
-                Files.createDirectories(dir);
+                fresh = makeDirectory(dir);
             } else {
                 return null;
             }
-            HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config, null, disk);
+            HotLog hot = HotLog.open(ws, name, dir.resolve("queue"), config, null, disk, fresh);
             Log log = new Log(ws, name, dir, hot, headSignal, created);
-            try {
-                log.retention = RetentionFile.read(dir);
-            } catch (RuntimeException e) {
-                hot.close();
-                throw e;
+            if (!fresh) { // a directory made just now holds no retention.json, no state.json and no entries
+                try {
+                    log.retention = RetentionFile.read(dir);
+                } catch (RuntimeException e) {
+                    hot.close();
+                    throw e;
+                }
+                log.appender.restore();
             }
-            log.appender.restore();
             headSignal.publish(hot.lastSeq());
             return log;
         } catch (IOException e) {
@@ -85,6 +90,21 @@ final class Log implements Roller.RollableLog, AutoCloseable {
             }
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot open log " + ws + "/" + name + ": " + e.getMessage(),
                     Map.of(), e);
+        }
+    }
+
+    /** Makes the log's directory; true when this call made it (so it is empty), false when it was there. */
+    private static boolean makeDirectory(Path dir) throws IOException {
+        try {
+            Files.createDirectory(dir);
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            Files.createDirectories(dir); // fails unless it is a directory
+            return false;
+        } catch (NoSuchFileException e) {
+            Files.createDirectories(dir.getParent()); // the workspace's first log
+            Files.createDirectory(dir);
+            return true;
         }
     }
 
