@@ -57,6 +57,8 @@ public final class SocketEndpoint implements WsListener {
     private String ws;
     private Principal principal;
     private SocketWriter out;
+    /** The connection, when it is Strand's own (it can then run a step off its event loop, {@link StrictWsConnection#runHolding}). */
+    private StrictWsConnection connection;
     private boolean counted;
 
     /**
@@ -135,6 +137,7 @@ public final class SocketEndpoint implements WsListener {
     @Override
     public void onOpen(WsSession session) {
         out = new SocketWriter(session);
+        connection = session instanceof StrictWsConnection c ? c : null;
         AtomicLong count = ctx.connections().computeIfAbsent(ws, k -> new AtomicLong());
         if (count.incrementAndGet() > ctx.maxConnectionsPerWorkspace()) {
             count.decrementAndGet();
@@ -378,6 +381,26 @@ public final class SocketEndpoint implements WsListener {
         ctx.placement().awaitCaughtUp(ws); // a cursor from another node resumes exactly on this one
         Stores stores = ctx.placement().local(ws);
         LogWatch watch = stores.logs().watch(ws, log);
+        if (connection != null && !watch.open()) {
+            // the head is read from the log, which opens it first: files, and the cold manifest from the
+            // object store, which may take long; never on an event loop, where it would stall every socket
+            connection.runHolding(REPLIES, () -> {
+                try {
+                    start(id, log, from, window, subJson, stores, watch);
+                } catch (RuntimeException e) {
+                    reply(id, ApiErrors.classify(e));
+                }
+            });
+            return;
+        }
+        start(id, log, from, window, subJson, stores, watch);
+    }
+
+    /**
+     * The rest of a {@code subscribe}, once its request was checked and the log is watched: the reply,
+     * then the subscription's own thread. No other frame of the socket is handled meanwhile.
+     */
+    private void start(JsonNode id, String log, Object from, Long window, String subJson, Stores stores, LogWatch watch) {
         Subscription sub;
         try {
             long head = watch.head();
@@ -396,7 +419,7 @@ public final class SocketEndpoint implements WsListener {
             sub = new Subscription(subJson, next, window, watch, out, ctx.metrics(), ctx.heartbeatMillis(),
                     () -> subscriptions.remove(subJson, holder[0]));
             holder[0] = sub;
-            subscriptions.put(subJson, sub); // only this (the connection's) thread adds
+            subscriptions.put(subJson, sub); // only the thread handling this socket's frames (or its held step) adds
             // the reply goes out before the loop starts, so every frame of the subscription follows it
             if (!out.send("{\"id\":" + idJson(id) + ",\"ok\":true,\"sub\":" + subJson + ",\"from\":" + next + ",\"head\":" + head + "}")) {
                 subscriptions.remove(subJson, sub);

@@ -87,6 +87,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private boolean ending;
     /** Event loop mode (loop thread): this side closed, frames are discarded until the peer's close. */
     private boolean discarding;
+    /** Event loop mode (loop thread): a step of this socket's requests runs off the loop ({@link #runHolding}); no frame is handled meanwhile. */
+    private boolean held;
     /** Event loop mode: completes when the connection has ended; Helidon's thread waits for it. */
     private final CountDownLatch ended = new CountDownLatch(1);
 
@@ -212,8 +214,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         if (ending || finished) {
             return;
         }
-        if (outgoing.output().backedUp()) {
-            WsEventLoop.reading(key, false); // until the client reads what it was sent; the frames still decoded come first
+        if (outgoing.output().backedUp() || held) {
+            WsEventLoop.reading(key, false); // until the client reads what it was sent (or the held step ends); the frames still decoded come first
         } else if (n < 0) {
             if (!discarding && !closeSent.get()) {
                 notifyClose(WsCloseCodes.CLOSED_ABNORMALLY, "connection lost"); // the peer is gone: nothing to send
@@ -238,7 +240,50 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             return;
         }
         loopFrames();
-        if (!ending && !finished && !outgoing.output().backedUp()) {
+        if (!ending && !finished && !held && !outgoing.output().backedUp()) {
+            WsEventLoop.reading(key, true);
+        }
+    }
+
+    /**
+     * Runs {@code step}, part of handling the frame being handled, where it cannot stall other sockets.
+     * Called on an event loop's thread for its socket: on {@code executor}, and this socket's later
+     * frames are neither handled nor read until the step has run, so its requests still take effect in
+     * the order they were sent while the loop serves every other socket. On a socket with a thread of
+     * its own: here and now. The step answers its own errors.
+     */
+    void runHolding(java.util.concurrent.Executor executor, Runnable step) {
+        WsEventLoop l = loop;
+        if (l == null || !l.inLoop()) {
+            step.run();
+            return;
+        }
+        held = true;
+        try {
+            executor.execute(() -> {
+                try {
+                    step.run();
+                } finally {
+                    l.execute(this::resume);
+                }
+            });
+        } catch (RuntimeException e) {
+            held = false;
+            throw e;
+        }
+    }
+
+    /** Loop thread: a held step has run; the frames that came meanwhile are handled and reading resumes. */
+    private void resume() {
+        if (!loop.inLoop()) {
+            return; // the loop stopped and ran this here: it ends the connection itself
+        }
+        held = false;
+        if (ending || finished) {
+            return;
+        }
+        loopFrames();
+        if (!ending && !finished && !held && !outgoing.output().backedUp()) {
             WsEventLoop.reading(key, true);
         }
     }
@@ -259,7 +304,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             ClientFrameReader.Frame frame;
             // one frame at a time while the output has room: a client that sends requests without
             // reading the replies leaves the rest of its frames unread ({@link #writable} resumes)
-            while (!ending && !finished && !outgoing.output().backedUp() && (frame = decoder.next()) != null) {
+            while (!ending && !finished && !held && !outgoing.output().backedUp() && (frame = decoder.next()) != null) {
                 lastReceivedNanos = System.nanoTime();
                 if (!discarding && closeSent.get()) {
                     discarding = true; // this side closed meanwhile (the listener, or another thread)
