@@ -57,6 +57,8 @@ final class LogRegistry implements AutoCloseable {
     private final AtomicInteger openLogs = new AtomicInteger();
     /** The slots whose log is open: the cap pass sorts these, never every slot. */
     private final Set<LogSlot> openSlots = ConcurrentHashMap.newKeySet();
+    /** Set by {@link #close}: no log opens after it (a request still running must not leave one open). */
+    private volatile boolean closed;
     /** When the last full pass (idle close and forgetting, over every slot) began; the reaper's (and tests') thread. */
     private volatile long lastFullPass = System.nanoTime();
     private final AtomicLong reaperFailures = new AtomicLong();
@@ -144,9 +146,16 @@ final class LogRegistry implements AutoCloseable {
 
     /** Opens the log of {@code slot} (from {@link LogSlot#log}, under its lock); null when absent and not creating. */
     Log open(LogSlot slot, boolean create) {
+        if (closed) {
+            throw stopping();
+        }
         Log log = Log.open(slot.ws, slot.name, slot.dir, config, slot.signal, create, disk);
         if (log == null) {
             return null;
+        }
+        if (closed) { // closed while this one opened: close() may have passed this slot already
+            log.close();
+            throw stopping();
         }
         openSlots.add(slot);
         if (openLogs.incrementAndGet() > config.maxOpenLogs()) {
@@ -321,9 +330,20 @@ final class LogRegistry implements AutoCloseable {
         return slot == null ? 0 : slot.watchers();
     }
 
-    /** Stops the reaper and closes every log nobody holds. */
+    /** True while the log {@code ws/name} is open, without waiting for an open in progress ({@link LogSlot#isOpen}). */
+    boolean isOpen(String ws, String name) {
+        LogSlot slot = slots.get(ws + '/' + name);
+        return slot != null && slot.isOpen();
+    }
+
+    private static StrandException stopping() {
+        return new StrandException(ErrorCode.UNAVAILABLE, "the server is stopping", java.util.Map.of("retryable", true));
+    }
+
+    /** Stops the reaper and closes every log nobody holds; no log opens after it. */
     @Override
     public void close() {
+        closed = true;
         reaper.close();
         for (LogSlot slot : slots.values()) {
             slot.closeIfIdle(Long.MAX_VALUE, 0);

@@ -28,7 +28,8 @@ final class LogSlot {
     final Path dir;
     final HeadSignal signal = new HeadSignal();
     private final LogRegistry registry;
-    private Log log;
+    /** Written under this slot's lock; volatile so {@link #isOpen} can look without waiting for an open in progress. */
+    private volatile Log log;
     private int holds;
     private int watchers;
     private boolean forgotten;
@@ -74,6 +75,15 @@ final class LogSlot {
             log = registry.open(this, how == Open.CREATE);
         }
         return log;
+    }
+
+    /**
+     * True while the log is open; any thread, without this slot's lock (which an open holds for its
+     * whole length, cold manifest read included). A hint for where to run a first read: the log may
+     * close right after.
+     */
+    boolean isOpen() {
+        return log != null;
     }
 
     synchronized void release() {

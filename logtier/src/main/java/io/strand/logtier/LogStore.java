@@ -351,6 +351,9 @@ public final class LogStore implements AutoCloseable {
      */
     public PageInfo readForwardInPlace(String ws, String name, long from, int limit, EntrySink sink) {
         checkNames(ws, name);
+        if (!registry.isOpen(ws, name)) {
+            return null; // not open, or being opened by another thread: whose lock this caller must not wait for
+        }
         long start = Math.max(from, 1);
         return registry.withLog(ws, name, LogSlot.Open.IF_OPEN, log -> LogReader.readsInPlace(log, start)
                 ? LogReader.forward(log, start, limit, Long.MAX_VALUE, sink) : null, null);
@@ -420,6 +423,15 @@ public final class LogStore implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- subscriptions
+
+    /**
+     * True while the log is open, so reading it opens no files and reaches no object store; it does not
+     * wait for an open in progress. A hint for where to run a first read (an idle log may close right after).
+     */
+    public boolean isOpen(String ws, String name) {
+        checkNames(ws, name);
+        return registry.isOpen(ws, name);
+    }
 
     /** A handle that keeps a log's head signal while a subscription follows it; close when done. */
     public LogWatch watch(String ws, String name) {

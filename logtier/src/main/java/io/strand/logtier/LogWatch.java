@@ -29,22 +29,6 @@ public final class LogWatch implements AutoCloseable {
         return new LogCursor(this, from);
     }
 
-    /**
-     * True while the log is open, so {@link #head} and reads answer without opening its files or
-     * reaching the object store for its cold manifest first. Idle logs are closed, so a later call may
-     * open it after all; use this to pick where a first read runs, not for correctness.
-     */
-    public boolean open() {
-        if (!slot.hold()) {
-            return false;
-        }
-        try {
-            return slot.log(LogSlot.Open.IF_OPEN) != null;
-        } finally {
-            slot.release();
-        }
-    }
-
     /** Current committed head (0 for a log that was never appended to). */
     public long head() {
         return withLog(Log::head, slot.signal.head());

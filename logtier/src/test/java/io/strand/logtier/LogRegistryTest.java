@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.DiskSpace;
 import io.strand.core.Durability;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -62,6 +65,21 @@ class LogRegistryTest {
         assertNotNull(registry.withLog("w", "l0", LogSlot.Open.IF_OPEN, log -> log, null), "the log used last stays open");
         assertNotNull(registry.withLog("w", "l39", LogSlot.Open.IF_OPEN, log -> log, null), "so does the newest");
         assertNull(registry.withLog("w", "l1", LogSlot.Open.IF_OPEN, log -> log, null), "the oldest unused is closed");
+    }
+
+    @Test
+    void isOpenShouldFollowTheLogAndNoLogShouldOpenOnceTheRegistryClosed() {
+        open();
+        assertFalse(registry.isOpen("w", "l"), "never opened");
+        create();
+        assertTrue(registry.isOpen("w", "l"));
+        registry.closeIdle();
+        assertFalse(registry.isOpen("w", "l"), "closed while idle");
+        registry.close();
+        StrandException refused = assertThrows(StrandException.class,
+                () -> registry.withLog("w", "l", LogSlot.Open.CREATE, log -> log, null));
+        assertEquals(ErrorCode.UNAVAILABLE, refused.code());
+        assertEquals(0, registry.openLogs(), "a request still running after close leaves no log open");
     }
 
     @Test

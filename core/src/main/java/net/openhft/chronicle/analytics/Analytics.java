@@ -14,8 +14,11 @@ package net.openhft.chronicle.analytics;
  * lookup finds the loaded class at once.
  *
  * <p><b>Analytics stay off.</b> Loading this class sets {@code chronicle.analytics.disable=true}
- * before {@code isEnabled()} reads it (the lookup initialises the class first), so chronicle-core
- * always takes its mute path and never calls into this class. It has no methods and no network code.
+ * before {@code isEnabled()} reads it (the lookup initialises the class first), overriding a
+ * {@code false} given on the command line, so chronicle-core takes its mute path and never calls into
+ * this class. That holds while the property stays {@code true}: code that clears it afterwards would
+ * make chronicle-core look for methods this class does not have, and its queue opens fail. Nothing in
+ * Strand clears it ({@code AnalyticsTest} checks in a child JVM). No network code, no methods.
  */
 public final class Analytics {
     /** The system property chronicle-core reads after finding this class. */

@@ -380,27 +380,28 @@ public final class SocketEndpoint implements WsListener {
         // Nothing was opened until here; from now on the watch is the subscription's (its loop closes it), or closed below.
         ctx.placement().awaitCaughtUp(ws); // a cursor from another node resumes exactly on this one
         Stores stores = ctx.placement().local(ws);
-        LogWatch watch = stores.logs().watch(ws, log);
-        if (connection != null && !watch.open()) {
-            // the head is read from the log, which opens it first: files, and the cold manifest from the
-            // object store, which may take long; never on an event loop, where it would stall every socket
+        if (connection != null && !stores.logs().isOpen(ws, log)) {
+            // the head is read from the log, which opens it first (files, and the cold manifest from the
+            // object store, which may take long), or waits for the thread opening it now; never on an
+            // event loop, where it would stall every socket
             connection.runHolding(REPLIES, () -> {
                 try {
-                    start(id, log, from, window, subJson, stores, watch);
+                    start(id, log, from, window, subJson, stores);
                 } catch (RuntimeException e) {
                     reply(id, ApiErrors.classify(e));
                 }
             });
             return;
         }
-        start(id, log, from, window, subJson, stores, watch);
+        start(id, log, from, window, subJson, stores);
     }
 
     /**
-     * The rest of a {@code subscribe}, once its request was checked and the log is watched: the reply,
-     * then the subscription's own thread. No other frame of the socket is handled meanwhile.
+     * The rest of a {@code subscribe}, once its request was checked: the watch, the reply, then the
+     * subscription's own thread. No other frame of the socket is handled meanwhile.
      */
-    private void start(JsonNode id, String log, Object from, Long window, String subJson, Stores stores, LogWatch watch) {
+    private void start(JsonNode id, String log, Object from, Long window, String subJson, Stores stores) {
+        LogWatch watch = stores.logs().watch(ws, log);
         Subscription sub;
         try {
             long head = watch.head();

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -42,8 +43,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * socket of a single node, an event loop thread ({@link WsEventLoop}: the socket turns non-blocking,
  * this class's loop methods run there, and its output goes through a {@link ChannelOutput}); else a
  * platform thread of its own from {@link ReaderThreads} while one is free, else the virtual thread
- * Helidon gave the connection. Helidon's thread waits for whichever reads. Sends come from any thread
- * and go out one whole frame at a time ({@link ServerFrames}).
+ * Helidon gave the connection. Helidon's thread waits for whichever reads. A step the listener must not
+ * run on a loop (it may wait) runs on another thread through {@link #runHolding}, the socket's frames
+ * held until it is done. Sends come from any thread and go out one whole frame at a time
+ * ({@link ServerFrames}).
  */
 final class StrictWsConnection implements ServerConnection, WsSession, WsEventLoop.Handler {
     /** How long a close handshake may take before the connection is dropped anyway. */
@@ -252,7 +255,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
      * the order they were sent while the loop serves every other socket. On a socket with a thread of
      * its own: here and now. The step answers its own errors.
      */
-    void runHolding(java.util.concurrent.Executor executor, Runnable step) {
+    void runHolding(Executor executor, Runnable step) {
         WsEventLoop l = loop;
         if (l == null || !l.inLoop()) {
             step.run();

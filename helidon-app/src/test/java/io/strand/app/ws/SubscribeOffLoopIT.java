@@ -23,8 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A {@code subscribe} whose log is not open opens it off the event loop ({@link StrictWsConnection#runHolding}):
  * one loop ({@code --ws-event-loops 1}), a log left closed by a restart, and its cold manifest a FIFO
- * that the test holds, so opening the log waits as a read from a slow object store would. Its own
- * servers, apart from {@code EventLoopSocketsIT}'s, whose loop gauge they would replace.
+ * that the test holds, so opening the log waits as a read from a slow object store would. A second
+ * subscribe and a page read of that log, sent while it opens, wait for the open off the loop too (its
+ * slot's lock is held for the whole open). Its own servers, apart from {@code EventLoopSocketsIT}'s,
+ * whose loop gauge they would replace.
  */
 @Timeout(120)
 class SubscribeOffLoopIT {
@@ -45,14 +47,20 @@ class SubscribeOffLoopIT {
         Future<OutputStream> writeEnd = null;
         try (TestServer second = TestServer.start(own, Map.of("STRAND_WS_EVENT_LOOPS", "1"));
              FrameSocket subscriber = FrameSocket.connect(second.wsUrl("held"));
+             FrameSocket secondSubscriber = FrameSocket.connect(second.wsUrl("held"));
              WsClient other = WsClient.connect(second.wsUrl("held"))) {
+            long read;
             try {
                 // opening the FIFO for writing returns once the server has opened it for reading
                 writeEnd = opener.submit(() -> Files.newOutputStream(manifest));
                 subscriber.sendText("{\"op\":\"subscribe\",\"id\":1,\"log\":\"closed\",\"from\":1}");
                 subscriber.sendText("{\"op\":\"ping\",\"id\":2}");
                 writeEnd.get(30, TimeUnit.SECONDS);
-                // the subscribe now waits inside the manifest's read; the loop serves the other socket meanwhile
+                // The subscribe now waits inside the manifest's read, holding the log's slot. A second
+                // subscribe and a page read of the same log wait for that open too, off the loop: the
+                // loop serves the other socket meanwhile.
+                secondSubscriber.sendText("{\"op\":\"subscribe\",\"id\":1,\"log\":\"closed\",\"from\":1}");
+                read = other.request("read", "\"log\":\"closed\",\"from\":1,\"limit\":10");
                 for (int i = 0; i < 5; i++) {
                     JsonNode pong = other.reply(other.request("ping", ""), 5_000);
                     assertTrue(pong.path("ok").asBoolean(), pong.toString());
@@ -64,6 +72,10 @@ class SubscribeOffLoopIT {
             assertEquals(1, first.path("id").asInt(), "the subscribe is answered before the ping sent behind it: " + first);
             assertTrue(first.path("ok").asBoolean(), first.toString());
             assertEquals(1, first.path("head").asInt(), first.toString());
+            JsonNode alsoSubscribed = Json.parse(secondSubscriber.read().text());
+            assertTrue(alsoSubscribed.path("ok").asBoolean(), alsoSubscribed.toString());
+            JsonNode page = other.reply(read, 10_000);
+            assertEquals(1, page.path("entries").size(), page.toString());
             boolean pong = false;
             boolean entry = false;
             while (!pong || !entry) { // the ping's answer and the subscription's entry, in either order
