@@ -135,7 +135,7 @@ final class LogRegistry implements AutoCloseable {
 
     /** The registry's slot for a log, created on first touch. */
     private LogSlot lookUp(String ws, String name) {
-        String key = ws + '/' + name;
+        String key = key(ws, name);
         LogSlot slot = slots.get(key);
         if (slot == null) {
             slot = slots.computeIfAbsent(key, k -> new LogSlot(this, ws, name, config.logsDir().resolve(ws).resolve(name)));
@@ -326,14 +326,19 @@ final class LogRegistry implements AutoCloseable {
 
     /** How many watches of a log are open now (0 for a log the registry does not hold). */
     int watchers(String ws, String name) {
-        LogSlot slot = slots.get(ws + '/' + name);
+        LogSlot slot = slots.get(key(ws, name));
         return slot == null ? 0 : slot.watchers();
     }
 
     /** True while the log {@code ws/name} is open, without waiting for an open in progress ({@link LogSlot#isOpen}). */
     boolean isOpen(String ws, String name) {
-        LogSlot slot = slots.get(ws + '/' + name);
+        LogSlot slot = slots.get(key(ws, name));
         return slot != null && slot.isOpen();
+    }
+
+    /** The key of {@link #slots}: {@code ws/name}. */
+    private static String key(String ws, String name) {
+        return ws + '/' + name;
     }
 
     private static StrandException stopping() {

@@ -242,6 +242,14 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
             finishOnLoop();
             return;
         }
+        framesThenReading();
+    }
+
+    /**
+     * Loop thread: what stopped this socket's frames (a backed-up output, a held step) has gone. The
+     * frames already decoded are handled, then reading resumes unless one of them stopped it again.
+     */
+    private void framesThenReading() {
         loopFrames();
         if (!ending && !finished && !held && !outgoing.output().backedUp()) {
             WsEventLoop.reading(key, true);
@@ -285,10 +293,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         if (ending || finished) {
             return;
         }
-        loopFrames();
-        if (!ending && !finished && !held && !outgoing.output().backedUp()) {
-            WsEventLoop.reading(key, true);
-        }
+        framesThenReading();
     }
 
     /** Loop thread: the loop stopped. */
