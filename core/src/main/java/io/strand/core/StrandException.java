@@ -60,4 +60,9 @@ public class StrandException extends RuntimeException {
     public static StrandException tooLarge(String message) {
         return new StrandException(ErrorCode.TOO_LARGE, message);
     }
+
+    /** A request refused because the server is stopping: nothing of it was done, so it may go again (here after a restart, or to another node). */
+    public static StrandException stopping() {
+        return new StrandException(ErrorCode.UNAVAILABLE, "the server is stopping", Map.of("retryable", true));
+    }
 }

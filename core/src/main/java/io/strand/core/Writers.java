@@ -161,7 +161,7 @@ public final class Writers implements AutoCloseable {
         CompletableFuture<T> future = new CompletableFuture<>();
         Worker worker = workers[Math.floorMod(owner.hashCode(), workers.length)];
         if (!worker.offer(new Task<>(turn, future))) {
-            future.completeExceptionally(new StrandException(ErrorCode.UNAVAILABLE, "server is shutting down"));
+            future.completeExceptionally(StrandException.stopping());
         }
         return future;
     }

@@ -147,7 +147,7 @@ final class LogRegistry implements AutoCloseable {
     /** Opens the log of {@code slot} (from {@link LogSlot#log}, under its lock); null when absent and not creating. */
     Log open(LogSlot slot, boolean create) {
         if (closed) {
-            throw stopping();
+            throw StrandException.stopping();
         }
         Log log = Log.open(slot.ws, slot.name, slot.dir, config, slot.signal, create, disk);
         if (log == null) {
@@ -155,7 +155,7 @@ final class LogRegistry implements AutoCloseable {
         }
         if (closed) { // closed while this one opened: close() may have passed this slot already
             log.close();
-            throw stopping();
+            throw StrandException.stopping();
         }
         openSlots.add(slot);
         if (openLogs.incrementAndGet() > config.maxOpenLogs()) {
@@ -339,10 +339,6 @@ final class LogRegistry implements AutoCloseable {
     /** The key of {@link #slots}: {@code ws/name}. */
     private static String key(String ws, String name) {
         return ws + '/' + name;
-    }
-
-    private static StrandException stopping() {
-        return new StrandException(ErrorCode.UNAVAILABLE, "the server is stopping", java.util.Map.of("retryable", true));
     }
 
     /** Stops the reaper and closes every log nobody holds; no log opens after it. */

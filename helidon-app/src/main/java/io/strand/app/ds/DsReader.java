@@ -4,7 +4,6 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.logtier.LogStore;
 import io.strand.logtier.LogWatch;
@@ -137,7 +136,7 @@ final class DsReader {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new StrandException(ErrorCode.UNAVAILABLE, "the server is stopping");
+            throw StrandException.stopping();
         }
     }
 
