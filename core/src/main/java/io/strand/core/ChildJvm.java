@@ -32,12 +32,49 @@ public final class ChildJvm implements AutoCloseable {
     private static final int OUTPUT_TAIL_LINES = 40;
     private static final long KILL_WAIT_SECONDS = 30;
 
+    /** Children started and not yet closed, for {@link #dumpThreadsOfLiveChildren}. */
+    private static final java.util.Set<ChildJvm> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Process process;
     private final BufferedReader stdout;
 
     private ChildJvm(Process process) {
         this.process = process;
         this.stdout = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        LIVE.add(this);
+    }
+
+    /**
+     * Writes a thread dump of every child still running, virtual threads included ({@code jcmd
+     * Thread.dump_to_file}), beside its output copy ({@code <pid>-threads-<millis>.txt} in the
+     * {@code strand.test.childLogs} directory, else the temp directory), and says where. For a test
+     * whose request to a child timed out: the dump shows what the child was waiting on, which the
+     * test's own stack cannot. Never throws; a dump that fails is named with its reason.
+     */
+    public static String dumpThreadsOfLiveChildren() {
+        StringBuilder out = new StringBuilder();
+        for (ChildJvm child : LIVE) {
+            long pid = child.pid();
+            if (!child.alive() || stopped(pid)) {
+                continue; // a stopped (SIGSTOP) JVM cannot answer jcmd
+            }
+            try {
+                String dir = System.getProperty("strand.test.childLogs", System.getProperty("java.io.tmpdir"));
+                java.nio.file.Files.createDirectories(Path.of(dir));
+                Path file = Path.of(dir, pid + "-threads-" + System.currentTimeMillis() + ".txt").toAbsolutePath();
+                Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                        String.valueOf(pid), "Thread.dump_to_file", "-format=text", file.toString())
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                boolean done = jcmd.waitFor(KILL_WAIT_SECONDS, TimeUnit.SECONDS);
+                out.append(out.isEmpty() ? "" : "; ").append("child ").append(pid).append(done && jcmd.exitValue() == 0
+                        ? ": threads in " + file : ": no thread dump (jcmd " + (done ? "exit " + jcmd.exitValue() : "timed out") + ")");
+            } catch (IOException | RuntimeException e) {
+                out.append(out.isEmpty() ? "" : "; ").append("child ").append(pid).append(": no thread dump (").append(e).append(')');
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return out.isEmpty() ? "no child running" : out.toString();
     }
 
     /** A launch of {@code mainClass}, configured by the builder and started by {@link Builder#start}. */
@@ -273,8 +310,20 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /** Kills the child if it still runs: a test never leaves a writer behind. */
+    /** True when {@code /proc} says the process is stopped (state T); false when it cannot tell. */
+    private static boolean stopped(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
+            int end = stat.lastIndexOf(')');
+            return end > 0 && end + 2 < stat.length() && stat.charAt(end + 2) == 'T';
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     @Override
     public void close() {
+        LIVE.remove(this);
         if (process.isAlive()) {
             kill();
         }

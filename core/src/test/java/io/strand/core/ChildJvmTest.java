@@ -59,4 +59,23 @@ class ChildJvmTest {
             assertTrue(out.contains("READY ") && out.contains("failpoint child.ready reached"), out);
         }
     }
+
+    /** A test whose request to a child timed out learns what the child waited on: its threads, in a file it names. */
+    @Test
+    void dumpThreadsOfLiveChildrenShouldWriteEachRunningChildsThreadsToAFileItNames() throws Exception {
+        try (ChildJvm child = ChildJvm.java(Child.class.getName()).fastStart().start()) {
+            child.awaitLine("READY ", Duration.ofSeconds(30));
+            String said = ChildJvm.dumpThreadsOfLiveChildren();
+            String prefix = "child " + child.pid() + ": threads in ";
+            int at = said.indexOf(prefix);
+            assertTrue(at >= 0, said);
+            int end = said.indexOf(';', at);
+            java.nio.file.Path file = java.nio.file.Path.of(said.substring(at + prefix.length(), end < 0 ? said.length() : end));
+            String dump = java.nio.file.Files.readString(file);
+            assertTrue(dump.contains("ChildJvmTest$Child.main"), "the child's main thread, waiting on stdin: " + dump);
+            java.nio.file.Files.delete(file);
+            child.close();
+            assertFalse(ChildJvm.dumpThreadsOfLiveChildren().contains("child " + child.pid()), "a closed child is not dumped");
+        }
+    }
 }

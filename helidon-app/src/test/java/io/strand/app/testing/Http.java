@@ -1,12 +1,14 @@
 package io.strand.app.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.core.ChildJvm;
 import io.strand.core.Json;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 
 /** A small JSON client over the JDK HttpClient for tests. */
@@ -15,24 +17,32 @@ public final class Http {
     private final String base;
     private final String token;
     private final Duration timeout;
+    /**
+     * True for the default timeout, which no healthy server comes near: a request past it dumps the
+     * threads of every child JVM running ({@link ChildJvm#dumpThreadsOfLiveChildren}) and names the
+     * files in its exception. A caller that picks its own timeout expects some requests to run past
+     * it (a paused or dying node), and gets no dump.
+     */
+    private final boolean dumpOnTimeout;
 
     public Http(String base, String token) {
-        this(base, token, Duration.ofSeconds(30));
+        this(base, token, Duration.ofSeconds(30), true);
     }
 
-    private Http(String base, String token, Duration timeout) {
+    private Http(String base, String token, Duration timeout, boolean dumpOnTimeout) {
         this.base = base;
         this.token = token;
         this.timeout = timeout;
+        this.dumpOnTimeout = dumpOnTimeout;
     }
 
     public Http withToken(String t) {
-        return new Http(base, t, timeout);
+        return new Http(base, t, timeout, dumpOnTimeout);
     }
 
-    /** The same client with another per-request timeout (a request past it throws). */
+    /** The same client with another per-request timeout (a request past it throws, with no thread dump). */
     public Http withTimeout(Duration t) {
-        return new Http(base, token, t);
+        return new Http(base, token, t, false);
     }
 
     public record Reply(int status, String body) {
@@ -78,6 +88,12 @@ public final class Http {
         try {
             HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
             return new Reply(r.statusCode(), r.body());
+        } catch (HttpTimeoutException e) {
+            if (!dumpOnTimeout) {
+                throw new IllegalStateException(e);
+            }
+            // a server that does not answer: what it waits on is in its threads, not in this stack
+            throw new IllegalStateException(e + " after " + timeout + "; " + ChildJvm.dumpThreadsOfLiveChildren(), e);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         } catch (InterruptedException e) {
