@@ -31,4 +31,39 @@ class LauncherIT {
         assertEquals(0, p.exitValue(), output);
         assertTrue(output.contains("CAS serial"), output);
     }
+
+    /**
+     * {@code ./strand serve} makes the server's ahead-of-time cache once (here a short training into a
+     * temp file) and starts with it: the JVM says it opened that cache, and the server listens.
+     */
+    @Test
+    void serveShouldTrainItsAotCacheOnceAndStartWithIt() throws Exception {
+        Path launcher = Path.of("..", "strand").toAbsolutePath().normalize();
+        Path cache = out.resolve("server.aot");
+        ProcessBuilder pb = new ProcessBuilder("bash", launcher.toString(), "serve", "--port", "0", "--data",
+                out.resolve("data").toString(), "--auth", "false").redirectErrorStream(true);
+        pb.environment().put("STRAND_AOT_FILE", cache.toString());
+        pb.environment().put("STRAND_AOT_TRAIN", "cas-serial");
+        pb.environment().put("STRAND_JAVA_OPTS", "-Xlog:aot=info"); // after the launcher's -Xlog:aot=off, so it wins
+        Process p = pb.start();
+        StringBuilder output = new StringBuilder();
+        try (java.io.BufferedReader r = p.inputReader(StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                output.append(line).append('\n');
+                if (line.startsWith("strand listening on ")) {
+                    break;
+                }
+            }
+        } finally {
+            p.toHandle().descendants().forEach(ProcessHandle::destroy);
+            p.destroy();
+            p.waitFor(60, TimeUnit.SECONDS);
+        }
+        String said = output.toString();
+        assertTrue(said.contains("training the server's start-up cache"), said);
+        assertTrue(java.nio.file.Files.size(cache) > 1_000_000, "a cache was written: " + said);
+        assertTrue(said.contains("Opened AOT cache " + cache), said);
+        assertTrue(said.contains("strand listening on "), said);
+    }
 }
