@@ -309,7 +309,6 @@ public final class ChildJvm implements AutoCloseable {
         return process.isAlive();
     }
 
-    /** Kills the child if it still runs: a test never leaves a writer behind. */
     /** True when {@code /proc} says the process is stopped (state T); false when it cannot tell. */
     private static boolean stopped(long pid) {
         try {
@@ -321,6 +320,7 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** Kills the child if it still runs: a test never leaves a writer behind. */
     @Override
     public void close() {
         LIVE.remove(this);
