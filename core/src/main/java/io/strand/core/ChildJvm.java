@@ -41,6 +41,7 @@ public final class ChildJvm implements AutoCloseable {
         this.process = process;
         this.stdout = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         LIVE.add(this);
+        process.onExit().thenRun(() -> LIVE.remove(this)); // an exited child is never dumped
     }
 
     /**
@@ -58,13 +59,17 @@ public final class ChildJvm implements AutoCloseable {
                 continue; // a stopped (SIGSTOP) JVM cannot answer jcmd
             }
             try {
-                String dir = System.getProperty("strand.test.childLogs", System.getProperty("java.io.tmpdir"));
+                String logs = System.getProperty("strand.test.childLogs");
+                String dir = logs == null || logs.isBlank() ? System.getProperty("java.io.tmpdir") : logs;
                 java.nio.file.Files.createDirectories(Path.of(dir));
                 Path file = Path.of(dir, pid + "-threads-" + System.currentTimeMillis() + ".txt").toAbsolutePath();
                 Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
                         String.valueOf(pid), "Thread.dump_to_file", "-format=text", file.toString())
                         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-                boolean done = jcmd.waitFor(KILL_WAIT_SECONDS, TimeUnit.SECONDS);
+                boolean done = jcmd.waitFor(10, TimeUnit.SECONDS);
+                if (!done) {
+                    jcmd.destroyForcibly();
+                }
                 out.append(out.isEmpty() ? "" : "; ").append("child ").append(pid).append(done && jcmd.exitValue() == 0
                         ? ": threads in " + file : ": no thread dump (jcmd " + (done ? "exit " + jcmd.exitValue() : "timed out") + ")");
             } catch (IOException | RuntimeException e) {

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * rebuild): {@code bench} starts its server in a child JVM that takes the Chronicle flags from the
  * {@code strand.jvmFlags} property, so the launcher must pass that property as one argument.
  */
-@Timeout(300)
+@Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a blocked pipe read ignores interrupts
 class LauncherIT {
     @TempDir
     Path out;

@@ -88,6 +88,8 @@ public final class Http {
         try {
             HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
             return new Reply(r.statusCode(), r.body());
+        } catch (java.net.http.HttpConnectTimeoutException e) {
+            throw new IllegalStateException(e); // no server listening in time: nothing to dump
         } catch (HttpTimeoutException e) {
             if (!dumpOnTimeout) {
                 throw new IllegalStateException(e);
