@@ -16,11 +16,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A Java main class in a child JVM with this JVM's classpath and the Chronicle flags: the one
- * launcher behind every crash test that SIGKILLs a writer or the server (the companion of
- * {@link FailPoints}: a child armed with {@code -Dstrand.failpoint=…} halts with {@value #HALTED}),
- * and behind {@code strand bench}, which loads a server from another process. It lives in core's
- * main sources because the bench (tools, main code) uses it as well as the tests of every module.
+ * A Java main class in a child JVM (thread-safe: any thread, and a concurrent static registry of the
+ * live children), with this JVM's classpath and the Chronicle flags: the one launcher behind every
+ * crash test that SIGKILLs a writer or the server (the companion of {@link FailPoints}: a child
+ * armed with {@code -Dstrand.failpoint=…} halts with {@value #HALTED}), and behind
+ * {@code strand bench}, which loads a server from another process. It lives in core's main sources
+ * because the bench (tools, main code) uses it as well as the tests of every module.
  *
  * <p>Thread-safe as far as {@link Process} is: kill, wait and exit value from any thread. The
  * child's output has one reader: either the caller through {@link #stdout()}, or

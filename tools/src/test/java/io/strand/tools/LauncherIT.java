@@ -1,9 +1,11 @@
 package io.strand.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -34,16 +36,48 @@ class LauncherIT {
 
     /**
      * {@code ./strand serve} makes the server's ahead-of-time cache once (here a short training into a
-     * temp file) and starts with it: the JVM says it opened that cache, and the server listens.
+     * temp file) and starts with it: the JVM says it opened that cache, and the server listens. A second
+     * start uses that cache without training again; {@code STRAND_AOT=0} starts without it.
      */
     @Test
     void serveShouldTrainItsAotCacheOnceAndStartWithIt() throws Exception {
-        Path launcher = Path.of("..", "strand").toAbsolutePath().normalize();
         Path cache = out.resolve("server.aot");
+        String first = serveUntilListening(cache, "cas-serial", "1");
+        assertTrue(first.contains("training the server's start-up cache"), first);
+        assertTrue(Files.size(cache) > 1_000_000, "a cache was written: " + first);
+        assertTrue(first.contains("Opened AOT cache " + cache), first);
+
+        String second = serveUntilListening(cache, "cas-serial", "1");
+        assertFalse(second.contains("training"), second);
+        assertTrue(second.contains("Opened AOT cache " + cache), second);
+
+        String without = serveUntilListening(cache, "cas-serial", "0");
+        assertFalse(without.contains("training"), without);
+        assertFalse(without.contains("Opened AOT cache"), without);
+    }
+
+    /** A training that fails says so, serves without a cache, and is not tried again until the next build. */
+    @Test
+    void serveShouldNotRetryAFailedTrainingUntilTheNextBuild() throws Exception {
+        Path cache = out.resolve("server.aot");
+        String first = serveUntilListening(cache, "no-such-scenario", "1");
+        assertTrue(first.contains("the training run failed"), first);
+        assertFalse(Files.exists(cache), first);
+        assertFalse(first.contains("Opened AOT cache"), first);
+
+        String second = serveUntilListening(cache, "no-such-scenario", "1");
+        assertFalse(second.contains("training"), second);
+        assertFalse(second.contains("Opened AOT cache"), second);
+    }
+
+    /** Starts {@code ./strand serve} on a random port, reads its output up to "listening", then stops it. */
+    private String serveUntilListening(Path cache, String training, String aot) throws Exception {
+        Path launcher = Path.of("..", "strand").toAbsolutePath().normalize();
         ProcessBuilder pb = new ProcessBuilder("bash", launcher.toString(), "serve", "--port", "0", "--data",
                 out.resolve("data").toString(), "--auth", "false").redirectErrorStream(true);
+        pb.environment().put("STRAND_AOT", aot);
         pb.environment().put("STRAND_AOT_FILE", cache.toString());
-        pb.environment().put("STRAND_AOT_TRAIN", "cas-serial");
+        pb.environment().put("STRAND_AOT_TRAIN", training);
         pb.environment().put("STRAND_JAVA_OPTS", "-Xlog:aot=info"); // after the launcher's -Xlog:aot=off, so it wins
         Process p = pb.start();
         StringBuilder output = new StringBuilder();
@@ -61,9 +95,7 @@ class LauncherIT {
             p.waitFor(60, TimeUnit.SECONDS);
         }
         String said = output.toString();
-        assertTrue(said.contains("training the server's start-up cache"), said);
-        assertTrue(java.nio.file.Files.size(cache) > 1_000_000, "a cache was written: " + said);
-        assertTrue(said.contains("Opened AOT cache " + cache), said);
         assertTrue(said.contains("strand listening on "), said);
+        return said;
     }
 }
