@@ -17,8 +17,8 @@ import java.util.zip.CRC32C;
 
 /**
  * The commit point of a transaction across objects (a {@code txn}: doc changes and log appends).
- * Thread-safe: each writer thread has its own slot (a memory-mapped file) and only that thread
- * writes it; {@link #recover} runs once, before traffic.
+ * Thread-safe: each writer has its own slot (a memory-mapped file, named after the writer) and only
+ * the holder of that writer's turn writes it; {@link #recover} runs once, before traffic.
  *
  * <p>A txn's parts go to different files (each log's queue, the doc journal), so a kill -9 between
  * two of them would leave half a txn. A txn is therefore rolled forward: its turn first validates
@@ -56,7 +56,7 @@ public final class TxnIntents implements AutoCloseable {
     }
 
     private final Path dir;
-    private final Map<Thread, Slot> slots = new ConcurrentHashMap<>();
+    private final Map<String, Slot> slots = new ConcurrentHashMap<>();
 
     public TxnIntents(Path dir) {
         this.dir = dir;
@@ -79,25 +79,25 @@ public final class TxnIntents implements AutoCloseable {
         for (Part p : parts) {
             body += 5 + p.payload().length;
         }
-        Slot slot = slots.computeIfAbsent(Thread.currentThread(), t -> new Slot(dir.resolve("intent-" + t.getName() + ".txn")));
+        Slot slot = slots.computeIfAbsent(Writers.currentWriter(), w -> new Slot(dir.resolve("intent-" + w + ".txn")));
         slot.write(parts, body);
     }
 
     /**
-     * Records that the calling writer thread's txn failed after its commit point: its slot keeps the
+     * Records that the calling writer's txn failed after its commit point: its slot keeps the
      * txn for the next start to finish, and this thread refuses every later txn until then (its
      * stores' state is no longer known to match what was acknowledged).
      */
     public void failed(Throwable cause) {
-        Slot slot = slots.get(Thread.currentThread());
+        Slot slot = slots.get(Writers.currentWriter());
         if (slot != null) {
             slot.stuck = cause;
         }
     }
 
-    /** Marks the calling writer thread's txn applied (its slot empty). */
+    /** Marks the calling writer's txn applied (its slot empty). */
     public void done() {
-        Slot slot = slots.get(Thread.currentThread());
+        Slot slot = slots.get(Writers.currentWriter());
         if (slot != null) {
             slot.map.putLong(8, 0);
         }

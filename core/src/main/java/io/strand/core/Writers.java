@@ -3,8 +3,10 @@ package io.strand.core;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 import java.util.function.LongConsumer;
 
@@ -20,6 +22,17 @@ import java.util.function.LongConsumer;
  * Concurrent writers therefore share one device flush, and a future log+doc transaction is one
  * group's records. Futures complete on the writer thread: chain follow-up work with the
  * {@code *Async} variants so it never blocks a writer.
+ *
+ * <p><b>The turn.</b> A writer's state (its lane, its stores' appenders, what its turns keep) is
+ * owned by whoever holds that writer's <i>turn</i>, one thread at a time: its own thread, or an event
+ * loop that queued turns while {@link LoopHost#deferring deferring} and runs one group of them itself
+ * before it next sleeps ({@link LoopHost#runDeferred}), as Redis's loop runs its commands and its
+ * {@code fsync} before {@code epoll_wait}. That skips waking the writer thread and the loop's wake-up
+ * per request while the write is on the device: what arrives meanwhile is read with one
+ * {@code epoll_wait}. Taking and handing back the turn is an atomic flag, so each holder sees what
+ * the one before it wrote. Where a class's Javadoc says it is owned by "the writer thread", it means
+ * whichever thread holds that writer's turn; per-writer state of an owner is keyed by
+ * {@link #currentWriter()}, never by the thread.
  */
 public final class Writers implements AutoCloseable {
 
@@ -29,7 +42,7 @@ public final class Writers implements AutoCloseable {
         T run(Commit commit) throws Exception;
     }
 
-    /** What one group commit must do after its turns ran. Used only on the writer thread. */
+    /** What one group commit must do after its turns ran. Used only by the holder of its writer's turn. */
     public static final class Commit {
         /** False when the lane logs nothing ({@code os} mode: the page cache is the durability); records then stay empty. */
         private final boolean logging;
@@ -81,6 +94,52 @@ public final class Writers implements AutoCloseable {
     }
 
     private record Task<T>(Turn<T> turn, CompletableFuture<T> future) {
+    }
+
+    /** The writer whose turn the calling thread holds, while it holds one. */
+    private static final ThreadLocal<Worker> HOLDING = new ThreadLocal<>();
+    /** The loop host of the calling thread while it is {@link LoopHost#deferring deferring}. */
+    private static final ThreadLocal<LoopHost> DEFERRING = new ThreadLocal<>();
+
+    /**
+     * Owned by one event-loop thread: the writers it queued turns on while deferring, whose next
+     * group it runs itself before it sleeps. Work run while deferring must never wait for a turn it
+     * submitted: that turn runs only after the work returns.
+     */
+    public static final class LoopHost {
+        private final List<Worker> pending = new ArrayList<>(4);
+
+        /** Runs {@code work} (the handling of one request) with its turns left for {@link #runDeferred}. */
+        public void deferring(Runnable work) {
+            DEFERRING.set(this);
+            try {
+                work.run();
+            } finally {
+                DEFERRING.remove();
+            }
+        }
+
+        /** True when turns are waiting for {@link #runDeferred}. */
+        public boolean hasDeferred() {
+            return !pending.isEmpty();
+        }
+
+        /**
+         * Before the loop sleeps: runs one group on each writer it queued turns on, where that writer's
+         * turn is free; where it is held, the holder runs them (it looks at its queue after letting go).
+         */
+        public void runDeferred() {
+            for (int i = 0; i < pending.size(); i++) {
+                pending.get(i).runHere();
+            }
+            pending.clear();
+        }
+
+        private void add(Worker w) {
+            if (!pending.contains(w)) {
+                pending.add(w);
+            }
+        }
     }
 
     private final Worker[] workers;
@@ -160,7 +219,7 @@ public final class Writers implements AutoCloseable {
     public <T> CompletableFuture<T> submit(String owner, Turn<T> turn) {
         CompletableFuture<T> future = new CompletableFuture<>();
         Worker worker = workers[Math.floorMod(owner.hashCode(), workers.length)];
-        if (!worker.offer(new Task<>(turn, future))) {
+        if (!worker.offer(new Task<>(turn, future), DEFERRING.get())) {
             future.completeExceptionally(StrandException.stopping());
         }
         return future;
@@ -180,9 +239,18 @@ public final class Writers implements AutoCloseable {
         return java.util.Optional.empty();
     }
 
-    /** True when the calling thread is a writer thread (used by assertions in owners). */
+    /** True when the calling thread holds a writer's turn, i.e. runs turns (used by assertions in owners). */
     public static boolean onWriterThread() {
-        return Thread.currentThread() instanceof WriterThread;
+        return HOLDING.get() != null;
+    }
+
+    /**
+     * The name of the writer whose turn the calling thread holds (its thread's name; stable across
+     * restarts), or null: what per-writer state of an owner (a journal lane, a txn slot) is keyed by.
+     */
+    public static String currentWriter() {
+        Worker w = HOLDING.get();
+        return w == null ? null : w.thread.getName();
     }
 
     /**
@@ -195,7 +263,8 @@ public final class Writers implements AutoCloseable {
      * it fails.
      */
     public static boolean flushAtGroupEnd(Runnable flush) {
-        if (Thread.currentThread() instanceof WriterThread w && w.completing) {
+        Worker w = HOLDING.get();
+        if (w != null && w.completing) {
             w.groupEndFlushes.add(flush);
             return true;
         }
@@ -218,15 +287,8 @@ public final class Writers implements AutoCloseable {
     }
 
     private static final class WriterThread extends Thread {
-        private final Worker worker;
-        /** True while the group's futures are being completed ({@link #flushAtGroupEnd} registers then). */
-        private boolean completing;
-        /** What {@link #flushAtGroupEnd} registered during the completing group, run after its last future. */
-        private final List<Runnable> groupEndFlushes = new ArrayList<>();
-
         WriterThread(Worker worker, String name) {
             super(worker::loop, name);
-            this.worker = worker;
             setDaemon(true);
         }
     }
@@ -256,66 +318,135 @@ public final class Writers implements AutoCloseable {
     private static final Object STOP = new Object();
 
     /**
-     * One writer thread. Group commit: it takes what is queued, runs the turns, writes their records
-     * itself, then runs hooks and completes futures, all in order. While it waits on the device the
-     * next group queues up, so concurrent writers still share one flush; no other thread is woken per
-     * group. (A pipeline that handed each write to a flusher thread while the writer ran the next
-     * group's turns measured no faster here, 2 cores, once the box was busy: its hand-offs cost the
-     * CPU the turns needed.) After a failed write the lane stays failed: later groups built on the
-     * lost one's state must not be acknowledged either.
+     * One writer: its queue, its thread and its turn. Group commit: the turn's holder takes what is
+     * queued, runs the turns, writes their records itself, then runs hooks and completes futures, all
+     * in order. While it waits on the device the next group queues up, so concurrent writers still
+     * share one flush. (A pipeline that handed each write to a flusher thread while the writer ran the
+     * next group's turns measured no faster here, 2 cores, once the box was busy: its hand-offs cost
+     * the CPU the turns needed.) After a failed write the lane stays failed: later groups built on the
+     * lost one's state must not be acknowledged either. Its mutable fields are owned by the turn's holder.
      */
     private final class Worker {
-        private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+        private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+        /** Held by the one thread running a group: the writer thread or a {@link LoopHost}'s loop. */
+        private final AtomicBoolean turn = new AtomicBoolean();
         private final int maxBatch;
         private final CommitLog.Lane lane;
         private final WriterThread thread;
         private final Group group;
-        /** Written by the writer thread only; read by health checks. */
+        private final List<Object> taken;
+        /** True while the group's futures are being completed ({@link #flushAtGroupEnd} registers then). */
+        private boolean completing;
+        /** What {@link #flushAtGroupEnd} registered during the completing group, run after its last future. */
+        private final List<Runnable> groupEndFlushes = new ArrayList<>();
+        /** Written by the turn's holder only; read by health checks. */
         private volatile Throwable laneFailure;
         private volatile boolean running = true;
+        /** True while the writer thread parks (or is about to): a submitter or a holder letting go unparks it. */
+        private volatile boolean sleeping;
 
         Worker(String name, int maxBatch, CommitLog.Lane lane) {
             this.maxBatch = maxBatch;
             this.lane = lane;
             this.group = new Group(lane.logging());
+            this.taken = new ArrayList<>(maxBatch);
             this.thread = new WriterThread(this, name);
         }
 
-        boolean offer(Task<?> task) {
-            return running && queue.offer(task);
+        /** Queues {@code task}: for {@code host} to run before its loop sleeps, or else for the writer thread. */
+        boolean offer(Task<?> task, LoopHost host) {
+            if (!running) {
+                return false;
+            }
+            queue.add(task);
+            if (host != null) {
+                host.add(this);
+            } else {
+                wake();
+            }
+            return true;
+        }
+
+        private void wake() {
+            if (sleeping) {
+                LockSupport.unpark(thread);
+            }
         }
 
         /** Never by interrupt: an interrupt closes a FileChannel in the middle of a write-ahead write. */
         void stop() {
             running = false;
             queue.add(STOP);
+            LockSupport.unpark(thread);
+        }
+
+        /** A loop host: runs one group here if the turn is free; the holder otherwise runs what was queued. */
+        void runHere() {
+            if (turn.compareAndSet(false, true)) {
+                try {
+                    runGroupHoldingTurn();
+                } finally {
+                    letGo();
+                }
+            }
+        }
+
+        /** Hands the turn back; wakes the writer thread for anything queued meanwhile (it may have seen the turn held). */
+        private void letGo() {
+            turn.set(false);
+            if (!queue.isEmpty()) {
+                wake();
+            }
         }
 
         private void loop() {
-            List<Object> taken = new ArrayList<>(maxBatch);
-            while (running || !queue.isEmpty()) {
-                try {
-                    Object first = running ? queue.take() : queue.poll();
-                    if (first != null) {
-                        taken.add(first);
+            while (running || !queue.isEmpty() || turn.get()) {
+                if (queue.isEmpty() || turn.get()) {
+                    sleeping = true;
+                    if ((queue.isEmpty() || turn.get()) && running) { // re-checked after the flag: no wake-up is lost
+                        LockSupport.park(this);
+                        Thread.interrupted(); // not used to stop (a turn's interrupt would make every park return at once)
                     }
-                } catch (InterruptedException e) {
-                    continue; // not used to stop; re-check anyway
-                }
-                queue.drainTo(taken, maxBatch - 1);
-                if (!roomForGroup(taken)) {
-                    taken.clear();
+                    sleeping = false;
+                    if (!running && queue.isEmpty()) {
+                        if (!turn.get()) {
+                            break;
+                        }
+                        Thread.onSpinWait(); // a loop still runs its group; it lets go soon
+                    }
                     continue;
                 }
+                if (turn.compareAndSet(false, true)) {
+                    try {
+                        runGroupHoldingTurn();
+                    } finally {
+                        turn.set(false); // this thread looks at the queue again itself
+                    }
+                }
+            }
+        }
+
+        /** One group commit by the turn's holder (the calling thread). */
+        private void runGroupHoldingTurn() {
+            HOLDING.set(this);
+            try {
+                Object item;
+                while (taken.size() < maxBatch && (item = queue.poll()) != null) {
+                    taken.add(item);
+                }
+                if (!roomForGroup(taken)) {
+                    taken.clear();
+                    return;
+                }
                 Throwable failed = laneFailure;
-                for (Object item : taken) {
-                    if (item == STOP) {
+                for (Object t : taken) {
+                    if (t == STOP) {
                         continue;
                     }
                     if (failed != null) {
-                        refuse((Task<?>) item, failed); // never run: a refused write has changed nothing
+                        refuse((Task<?>) t, failed); // never run: a refused write has changed nothing
                     } else {
-                        runTurn((Task<?>) item);
+                        runTurn((Task<?>) t);
                     }
                 }
                 taken.clear();
@@ -324,6 +455,8 @@ public final class Writers implements AutoCloseable {
                     complete(group.hasRecords() ? write() : null);
                     groupSizeObserver.accept(turns);
                 }
+            } finally {
+                HOLDING.remove();
             }
         }
 
@@ -404,7 +537,7 @@ public final class Writers implements AutoCloseable {
                     }
                 }
             }
-            thread.completing = true;
+            completing = true;
             for (int i = 0; i < group.tasks.size(); i++) {
                 Task task = group.tasks.get(i);
                 Outcome outcome = group.outcomes.get(i);
@@ -416,13 +549,13 @@ public final class Writers implements AutoCloseable {
                     task.future().complete(outcome.value);
                 }
             }
-            thread.completing = false;
+            completing = false;
             group.clear();
             runGroupEndFlushes();
         }
 
         private void runGroupEndFlushes() {
-            List<Runnable> flushes = thread.groupEndFlushes;
+            List<Runnable> flushes = groupEndFlushes;
             for (int i = 0; i < flushes.size(); i++) {
                 try {
                     flushes.get(i).run();

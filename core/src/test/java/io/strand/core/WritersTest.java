@@ -263,4 +263,120 @@ class WritersTest {
             turn.join();
         }
     }
+    /**
+     * An event loop's host runs the turns it deferred itself, in one group, before it sleeps: the
+     * writer thread, parked, is not woken for them, and replies registered with
+     * {@link Writers#flushAtGroupEnd} are flushed by the host after the group's last future.
+     */
+    @Test
+    void aLoopHostShouldRunTheTurnsItDeferredItselfAsOneGroup() throws Exception {
+        List<Integer> groups = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("host", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { }, groups::add)) {
+            writers.submit("a", c -> null).join();
+            awaitParked("host-writer-0");
+            Writers.LoopHost host = new Writers.LoopHost();
+            List<CompletableFuture<String>> acks = new ArrayList<>();
+            List<String> flushedBy = new ArrayList<>();
+            host.deferring(() -> {
+                for (int i = 0; i < 3; i++) {
+                    int n = i;
+                    CompletableFuture<String> ack = writers.submit("a", c -> {
+                        c.log(TYPE, new byte[] {(byte) n});
+                        return Thread.currentThread().getName() + "/" + Writers.currentWriter();
+                    });
+                    ack.thenRun(() -> Writers.flushAtGroupEnd(() -> flushedBy.add(Thread.currentThread().getName())));
+                    acks.add(ack);
+                }
+            });
+            assertTrue(host.hasDeferred());
+            for (CompletableFuture<String> ack : acks) {
+                assertFalse(ack.isDone(), "a deferred turn ran before its host ran it");
+            }
+            host.runDeferred();
+            assertFalse(host.hasDeferred());
+            String me = Thread.currentThread().getName();
+            for (CompletableFuture<String> ack : acks) {
+                assertEquals(me + "/host-writer-0", ack.getNow(null), "ran by the host, holding the writer's turn");
+            }
+            assertEquals(List.of(me, me, me), flushedBy);
+            assertEquals(3, groups.getLast(), "the three deferred turns shared one write");
+            assertFalse(Writers.onWriterThread(), "the host let go of the turn");
+        }
+    }
+
+    /**
+     * Loop hosts and plain submitters on the same writers at once, seeded: every turn runs exactly
+     * once, each submitter's turns for one owner run in the order submitted, and each owner's
+     * counter (state owned by whoever holds the turn) is exact.
+     */
+    @Test
+    void loopHostsAndWriterThreadsShouldShareTurnsWithoutLosingOrReorderingAny() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("loopHostsAndWriterThreads seed=" + seed);
+        String[] owners = {"a", "b", "c"};
+        int submitters = 4;
+        int each = 3000;
+        long[] counters = new long[owners.length]; // each owner's, touched inside turns only
+        java.util.Map<String, List<Integer>> seen = new java.util.concurrent.ConcurrentHashMap<>();
+        List<CompletableFuture<?>> acks = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("mix", 2, Durability.FSYNC, 64, new WriteAheadLog(dir), n -> { })) {
+            List<Thread> threads = new ArrayList<>();
+            for (int s = 0; s < submitters; s++) {
+                int submitter = s;
+                boolean isHost = s % 2 == 0;
+                java.util.Random random = new java.util.Random(seed + s);
+                threads.add(Thread.ofPlatform().start(() -> {
+                    Writers.LoopHost host = new Writers.LoopHost();
+                    int i = 0;
+                    while (i < each) {
+                        int burst = 1 + random.nextInt(20);
+                        int from = i;
+                        int to = Math.min(each, i + burst);
+                        Runnable submitBurst = () -> {
+                            for (int k = from; k < to; k++) {
+                                int o = random.nextInt(owners.length);
+                                int n = k;
+                                acks.add(writers.submit(owners[o], c -> {
+                                    counters[o]++;
+                                    seen.computeIfAbsent(submitter + "/" + o, x -> java.util.Collections.synchronizedList(new ArrayList<>())).add(n);
+                                    c.log(TYPE, new byte[] {(byte) n});
+                                    return null;
+                                }));
+                            }
+                        };
+                        if (isHost) {
+                            host.deferring(submitBurst);
+                            host.runDeferred();
+                        } else {
+                            submitBurst.run();
+                        }
+                        i = to;
+                    }
+                }));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).join(); // the counters' last writes happen before
+            long sum = 0;
+            for (long c : counters) {
+                sum += c;
+            }
+            assertEquals((long) submitters * each, sum, "seed " + seed);
+            for (var e : seen.entrySet()) {
+                List<Integer> order = e.getValue();
+                for (int k = 1; k < order.size(); k++) {
+                    assertTrue(order.get(k - 1) < order.get(k), "seed " + seed + ": " + e.getKey() + " ran out of order at " + k);
+                }
+            }
+        }
+    }
+
+    /** Waits (no sleep: the thread's state) until the named writer thread parks with nothing to do. */
+    private static void awaitParked(String name) {
+        Thread writer = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst().orElseThrow();
+        while (writer.getState() != Thread.State.WAITING) {
+            Thread.onSpinWait();
+        }
+    }
 }

@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Thread-safe registry (a concurrent map) of one {@link Lane} per writer thread that has written docs; each lane
- * is used only by its own writer thread. A lane appends that thread's changes to the {@link DocJournal} and keeps
+ * Thread-safe registry (a concurrent map) of one {@link Lane} per writer that has written docs; each lane
+ * is used only by whoever holds its writer's turn ({@link Writers}). A lane appends that writer's changes to the {@link DocJournal} and keeps
  * them, oldest first, until their group is durable and they are published.
  *
  * <p>From the lanes the checkpointer learns how far the map view reflects the journal: {@link #appliedThrough()}
@@ -17,9 +17,9 @@ import java.util.function.Consumer;
 final class JournalLanes {
     private final DocJournal journal;
     private final DocCapacity capacity;
-    /** Publishes one durable change (view, index, overlay); called on the lane's writer thread. */
+    /** Publishes one durable change (view, index, overlay); called by the holder of the lane's writer's turn. */
     private final Consumer<PendingChange> publish;
-    private final ConcurrentHashMap<Thread, Lane> lanes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
     /** Highest journal index appended (or replayed); a lower bound for indexes not yet appended. */
     private final AtomicLong lastAppended;
 
@@ -30,10 +30,10 @@ final class JournalLanes {
         this.lastAppended = new AtomicLong(lastIndex);
     }
 
-    /** The calling writer thread's lane, created on first use; refuses any other thread. */
+    /** The lane of the writer whose turn the calling thread holds, created on first use; refuses any other thread. */
     Lane lane() {
         requireWriterThread();
-        return lanes.computeIfAbsent(Thread.currentThread(), t -> new Lane(journal.appender()));
+        return lanes.computeIfAbsent(Writers.currentWriter(), w -> new Lane(journal.appender()));
     }
 
     static void requireWriterThread() {
@@ -65,8 +65,8 @@ final class JournalLanes {
     }
 
     /**
-     * One writer thread's journal appender and the changes it appended that are not yet published.
-     * Owned by that writer thread; the checkpointer only reads {@link #marker}.
+     * One writer's journal appender and the changes it appended that are not yet published.
+     * Owned by the holder of that writer's turn; the checkpointer only reads {@link #marker}.
      */
     final class Lane {
         /** Replaced after a failed append: a Chronicle appender whose write faulted is not reusable. */

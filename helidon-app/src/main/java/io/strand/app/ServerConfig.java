@@ -33,6 +33,7 @@ public record ServerConfig(
         int maxSubscriptionsPerSocket,
         int wsReaderThreads,
         int wsEventLoops,
+        boolean wsLoopWrites,
         Duration heartbeat,
         boolean auth,
         long docCapacity,
@@ -96,6 +97,8 @@ public record ServerConfig(
             Map.entry("STRAND_WS_READER_THREADS", "256"),
             // event loops that read plain WebSockets of a single node, each many sockets per wake-up ("auto": one per core; 0: none)
             Map.entry("STRAND_WS_EVENT_LOOPS", "auto"),
+            // an event loop runs the group commit of the writes it read itself, before it sleeps (false: the writer thread does)
+            Map.entry("STRAND_WS_LOOP_WRITES", "true"),
             Map.entry("STRAND_HEARTBEAT", "15s"),
             Map.entry("STRAND_AUTH", "true"),
             Map.entry("STRAND_DOC_CAPACITY", "200000"),
@@ -208,6 +211,7 @@ public record ServerConfig(
                 Integer.parseInt(get.apply("STRAND_WS_READER_THREADS")),
                 "auto".equalsIgnoreCase(get.apply("STRAND_WS_EVENT_LOOPS")) ? Math.min(256, Runtime.getRuntime().availableProcessors())
                         : Integer.parseInt(get.apply("STRAND_WS_EVENT_LOOPS")),
+                bool(get.apply("STRAND_WS_LOOP_WRITES"), "--ws-loop-writes"),
                 duration(get.apply("STRAND_HEARTBEAT")),
                 Boolean.parseBoolean(get.apply("STRAND_AUTH")),
                 Long.parseLong(get.apply("STRAND_DOC_CAPACITY")),
@@ -223,6 +227,15 @@ public record ServerConfig(
                 duration(get.apply("STRAND_RETENTION_CHECK_INTERVAL")),
                 ServerLogging.parse(get.apply("STRAND_LOG_FORMAT"), get.apply("STRAND_LOG_LEVEL")),
                 cluster);
+    }
+
+    /** {@code true} or {@code false}; anything else is refused, naming {@code option}. */
+    static boolean bool(String text, String option) {
+        return switch (text.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(option + " must be true or false, not '" + text + "'");
+        };
     }
 
     /** {@code 67108864}, {@code 512k}, {@code 64m}, {@code 2g} (binary units). */

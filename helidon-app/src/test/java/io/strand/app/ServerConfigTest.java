@@ -44,4 +44,13 @@ class ServerConfigTest {
                 () -> ServerConfig.from(Map.of("STRAND_WS_EVENT_LOOPS", "-1")));
         assertEquals(true, e.getMessage().contains("--ws-event-loops"), e.getMessage());
     }
+
+    @Test
+    void wsLoopWritesShouldDefaultToTrueAndRefuseAnythingButTrueOrFalse() {
+        assertEquals(true, ServerConfig.from(Map.of()).wsLoopWrites());
+        assertEquals(false, ServerConfig.from(Map.of("STRAND_WS_LOOP_WRITES", "false")).wsLoopWrites());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ServerConfig.from(Map.of("STRAND_WS_LOOP_WRITES", "yes")));
+        assertEquals(true, e.getMessage().contains("--ws-loop-writes"), e.getMessage());
+    }
 }

@@ -12,7 +12,7 @@ import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.wire.DocumentContext;
 
 /**
- * Owned by the log's writer thread (and by {@link HotLog#open}, before the log is shared): the
+ * Owned by the holder of the log's writer's turn (and by {@link HotLog#open}, before the log is shared): the
  * writer side of one hot queue. Writes each batch as one excerpt followed by its paddings
  * ({@link HotExcerptCodec}), replays batches logged ahead, and keeps the last batch's bytes for the
  * write-ahead record.
@@ -39,6 +39,9 @@ final class HotAppender implements AutoCloseable {
     HotAppender(HotLog hot, DiskSpace disk) {
         this.hot = hot;
         this.disk = disk;
+        // used by whoever holds the writer's turn (its thread or an event loop, one at a time), not one fixed thread
+        encoded.singleThreadedCheckDisabled(true);
+        padding.singleThreadedCheckDisabled(true);
     }
 
     /**

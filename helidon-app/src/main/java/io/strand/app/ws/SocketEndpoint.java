@@ -278,14 +278,14 @@ public final class SocketEndpoint implements WsListener {
                 String log = logName(req);
                 AppendRequest append = LogRequests.append(req);
                 String idJson = idJson(id);
-                ctx.metrics().timeAppend(append, ctx.placement().writes().append(ws, log, append)).whenComplete((r, t) -> {
+                WsEventLoop.deferringWrites(() -> ctx.metrics().timeAppend(append, ctx.placement().writes().append(ws, log, append)).whenComplete((r, t) -> {
                     if (t != null) {
                         out.sendLater(ApiErrors.socketReply(id, ApiErrors.classify(t)));
                     } else {
                         String ack = Replies.appendJson(r); // "{…}" → merged into the reply object
                         out.sendLater("{\"id\":" + idJson + ",\"ok\":true," + ack.substring(1));
                     }
-                });
+                }));
             }
             case "read" -> {
                 principal.require(ws, Scope.READ);
@@ -337,7 +337,7 @@ public final class SocketEndpoint implements WsListener {
                     if (ctx.docs() == null) {
                         throw new StrandException(ErrorCode.UNKNOWN_OP, "op '" + op + "' is not available on this server");
                     }
-                    complete(id, ctx.docs().handle(op, ws, req, principal));
+                    WsEventLoop.deferringWrites(() -> complete(id, ctx.docs().handle(op, ws, req, principal)));
                 } else {
                     throw new StrandException(ErrorCode.UNKNOWN_OP, "unknown op '" + op + "'");
                 }

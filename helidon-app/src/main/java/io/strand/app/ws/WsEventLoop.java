@@ -11,6 +11,7 @@ import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import io.strand.core.Writers;
 
 /**
  * Owned by its selector thread ({@code strand-ws-loop-N}): reads every WebSocket connection
@@ -24,6 +25,11 @@ import java.util.function.Consumer;
  * switch, where a loop wakes once for all the sockets that became readable meanwhile.
  * {@link StrictWsConnection} uses a loop for plain (not TLS) sockets of a single node when loops are
  * configured ({@code --ws-event-loops}); the figures are in the README ("Event loops for sockets").
+ *
+ * <p>Writes its frames submit (appends, doc ops, txns) are {@linkplain Writers.LoopHost deferred}:
+ * before it sleeps again the loop runs one group of them itself, write-ahead write included, unless
+ * that writer's thread is running a group already ({@code --ws-loop-writes}, default true; false hands
+ * every write to the writer thread).
  */
 final class WsEventLoop {
     private static final System.Logger LOG = System.getLogger("strand.ws");
@@ -38,13 +44,19 @@ final class WsEventLoop {
         void abandoned();
     }
 
+    /** The calling loop thread's host, or null on any other thread. */
+    private static final ThreadLocal<Writers.LoopHost> HOST = new ThreadLocal<>();
     private final Selector selector;
+    private final Writers.LoopHost host = new Writers.LoopHost();
+    /** Whether this loop runs the group commit of the writes it read ({@code --ws-loop-writes}). */
+    private final boolean runWrites;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Thread thread;
     private final AtomicInteger registered = new AtomicInteger();
     private volatile boolean running = true;
 
-    WsEventLoop(String name) {
+    WsEventLoop(String name, boolean runWrites) {
+        this.runWrites = runWrites;
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
@@ -62,6 +74,20 @@ final class WsEventLoop {
         }
         tasks.add(task);
         selector.wakeup();
+    }
+
+    /**
+     * Runs {@code write} (the handling of one request that submits writes) so that its turns wait for this
+     * loop to run them before it sleeps, when called on a loop thread; elsewhere, or when switched off,
+     * just runs it. {@code write} must not wait for its own turns.
+     */
+    static void deferringWrites(Runnable write) {
+        Writers.LoopHost h = HOST.get();
+        if (h == null) {
+            write.run();
+        } else {
+            h.deferring(write);
+        }
     }
 
     /** False once the loop has stopped: new connections go elsewhere. */
@@ -141,8 +167,14 @@ final class WsEventLoop {
     }
 
     private void run() {
+        if (runWrites) {
+            HOST.set(host);
+        }
         try {
             while (running) {
+                if (host.hasDeferred()) {
+                    runSafely(host::runDeferred);
+                }
                 selector.select();
                 Runnable task;
                 while ((task = tasks.poll()) != null) {
@@ -170,6 +202,7 @@ final class WsEventLoop {
             LOG.log(System.Logger.Level.ERROR, "WebSocket event loop " + thread.getName() + " failed; its connections end", e);
         } finally {
             running = false;
+            runSafely(host::runDeferred); // writes read before the failure are not left queued
             for (SelectionKey key : selector.keys()) {
                 runSafely(((Handler) key.attachment())::abandoned);
             }

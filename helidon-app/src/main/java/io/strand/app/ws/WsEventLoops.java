@@ -8,17 +8,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class WsEventLoops implements AutoCloseable {
     /** No loops: connections are read by a thread each ({@link ReaderThreads}). */
-    public static final WsEventLoops NONE = new WsEventLoops(0);
+    public static final WsEventLoops NONE = new WsEventLoops(0, false);
     private final WsEventLoop[] loops;
     private final AtomicInteger turn = new AtomicInteger();
 
-    public WsEventLoops(int count) {
+    /** @param runWrites whether each loop runs the group commit of the writes it read ({@code --ws-loop-writes}) */
+    public WsEventLoops(int count, boolean runWrites) {
         if (count < 0) {
             throw new IllegalArgumentException("--ws-event-loops must be ≥ 0, not " + count);
         }
         loops = new WsEventLoop[count];
         for (int i = 0; i < count; i++) {
-            loops[i] = new WsEventLoop("strand-ws-loop-" + (i + 1));
+            loops[i] = new WsEventLoop("strand-ws-loop-" + (i + 1), runWrites);
         }
     }
 

@@ -37,7 +37,7 @@ class ChannelOutputTest {
 
     @BeforeEach
     void connect() throws Exception {
-        loop = new WsEventLoop("test-loop");
+        loop = new WsEventLoop("test-loop", false);
         listener = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         peer = SocketChannel.open(listener.getLocalAddress());
         peer.setOption(StandardSocketOptions.SO_RCVBUF, 16 << 10);
