@@ -277,7 +277,7 @@ class WritersTest {
             Writers.LoopHost host = new Writers.LoopHost();
             List<CompletableFuture<String>> acks = new ArrayList<>();
             List<String> flushedBy = new ArrayList<>();
-            host.deferring(() -> {
+            host.deferring(100, () -> {
                 for (int i = 0; i < 3; i++) {
                     int n = i;
                     CompletableFuture<String> ack = writers.submit("a", c -> {
@@ -301,6 +301,27 @@ class WritersTest {
             assertEquals(List.of(me, me, me), flushedBy);
             assertEquals(3, groups.getLast(), "the three deferred turns shared one write");
             assertFalse(Writers.onWriterThread(), "the host let go of the turn");
+        }
+    }
+
+    /** Requests over {@link Writers.LoopHost#RUN_AT_MOST_BYTES} (big batches) are handed to the writer thread, woken once. */
+    @Test
+    void aLoopHostShouldHandBigRequestsToTheWriterThread() {
+        try (Writers writers = new Writers("big", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
+            Writers.LoopHost host = new Writers.LoopHost();
+            List<CompletableFuture<String>> acks = new ArrayList<>();
+            host.deferring(Writers.LoopHost.RUN_AT_MOST_BYTES + 1, () -> {
+                for (int i = 0; i < 2; i++) {
+                    acks.add(writers.submit("a", c -> {
+                        c.log(TYPE, new byte[] {1});
+                        return Thread.currentThread().getName();
+                    }));
+                }
+            });
+            host.runDeferred();
+            for (CompletableFuture<String> ack : acks) {
+                assertEquals("big-writer-0", ack.join());
+            }
         }
     }
 
@@ -345,7 +366,7 @@ class WritersTest {
                             }
                         };
                         if (isHost) {
-                            host.deferring(submitBurst);
+                            host.deferring(100, submitBurst);
                             host.runDeferred();
                         } else {
                             submitBurst.run();

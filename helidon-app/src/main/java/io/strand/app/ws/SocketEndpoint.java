@@ -60,6 +60,8 @@ public final class SocketEndpoint implements WsListener {
     /** The connection, when it is Strand's own (it can then run a step off its event loop, {@link StrictWsConnection#runHolding}). */
     private StrictWsConnection connection;
     private boolean counted;
+    /** Length of the frame being handled (its turns' weight for the loop: {@link WsEventLoop#deferringWrites}). */
+    private int frameChars;
 
     /**
      * What every connection shares: stores, auth, limits, the per-workspace connection counts, the
@@ -239,6 +241,7 @@ public final class SocketEndpoint implements WsListener {
     }
 
     private void handle(String text) {
+        frameChars = text.length();
         JsonNode req;
         try {
             req = Json.parse(text);
@@ -278,7 +281,7 @@ public final class SocketEndpoint implements WsListener {
                 String log = logName(req);
                 AppendRequest append = LogRequests.append(req);
                 String idJson = idJson(id);
-                WsEventLoop.deferringWrites(() -> ctx.metrics().timeAppend(append, ctx.placement().writes().append(ws, log, append)).whenComplete((r, t) -> {
+                WsEventLoop.deferringWrites(frameChars, () -> ctx.metrics().timeAppend(append, ctx.placement().writes().append(ws, log, append)).whenComplete((r, t) -> {
                     if (t != null) {
                         out.sendLater(ApiErrors.socketReply(id, ApiErrors.classify(t)));
                     } else {
@@ -337,7 +340,7 @@ public final class SocketEndpoint implements WsListener {
                     if (ctx.docs() == null) {
                         throw new StrandException(ErrorCode.UNKNOWN_OP, "op '" + op + "' is not available on this server");
                     }
-                    WsEventLoop.deferringWrites(() -> complete(id, ctx.docs().handle(op, ws, req, principal)));
+                    WsEventLoop.deferringWrites(frameChars, () -> complete(id, ctx.docs().handle(op, ws, req, principal)));
                 } else {
                     throw new StrandException(ErrorCode.UNKNOWN_OP, "unknown op '" + op + "'");
                 }

@@ -77,16 +77,16 @@ final class WsEventLoop {
     }
 
     /**
-     * Runs {@code write} (the handling of one request that submits writes) so that its turns wait for this
+     * Runs {@code write} (the handling of one request of about {@code requestBytes} that submits writes) so that its turns wait for this
      * loop to run them before it sleeps, when called on a loop thread; elsewhere, or when switched off,
      * just runs it. {@code write} must not wait for its own turns.
      */
-    static void deferringWrites(Runnable write) {
+    static void deferringWrites(int requestBytes, Runnable write) {
         Writers.LoopHost h = HOST.get();
         if (h == null) {
             write.run();
         } else {
-            h.deferring(write);
+            h.deferring(requestBytes, write);
         }
     }
 
