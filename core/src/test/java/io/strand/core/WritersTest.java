@@ -304,6 +304,34 @@ class WritersTest {
         }
     }
 
+    /**
+     * A host that holds the turn runs up to {@link Writers#LOOP_GROUPS_MAX} groups while turns are
+     * queued (here more than one group's worth), and leaves the rest to the writer thread.
+     */
+    @Test
+    void aLoopHostShouldRunAFewGroupsWhileTurnsAreQueuedAndLeaveTheRestToTheWriterThread() {
+        List<Integer> groups = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Writers writers = new Writers("few", 1, Durability.FSYNC, 2, new WriteAheadLog(dir), n -> { }, groups::add)) {
+            writers.submit("a", c -> null).join();
+            awaitParked("few-writer-0");
+            groups.clear();
+            Writers.LoopHost host = new Writers.LoopHost();
+            List<CompletableFuture<String>> acks = new ArrayList<>();
+            int turns = 2 * Writers.LOOP_GROUPS_MAX + 1;
+            host.deferring(100, () -> {
+                for (int i = 0; i < turns; i++) {
+                    acks.add(writers.submit("a", c -> Thread.currentThread().getName()));
+                }
+            });
+            host.runDeferred();
+            String me = Thread.currentThread().getName();
+            for (int i = 0; i < turns; i++) {
+                assertEquals(i < 2 * Writers.LOOP_GROUPS_MAX ? me : "few-writer-0", acks.get(i).join(), "turn " + i);
+            }
+            assertEquals(java.util.Collections.nCopies(Writers.LOOP_GROUPS_MAX, 2), groups.subList(0, Writers.LOOP_GROUPS_MAX));
+        }
+    }
+
     /** Requests over {@link Writers.LoopHost#RUN_AT_MOST_BYTES} (big batches) are handed to the writer thread, woken once. */
     @Test
     void aLoopHostShouldHandBigRequestsToTheWriterThread() {
