@@ -98,8 +98,8 @@ public final class Writers implements AutoCloseable {
 
     /** The writer whose turn the calling thread holds, while it holds one. */
     private static final ThreadLocal<Worker> HOLDING = new ThreadLocal<>();
-    /** The loop host of the calling thread while it is {@link LoopHost#deferring deferring}. */
-    private static final ThreadLocal<LoopHost> DEFERRING = new ThreadLocal<>();
+    /** The loop host of the calling thread, if it is an event loop that {@link LoopHost#attach attached} one. */
+    private static final ThreadLocal<LoopHost> HOST = new ThreadLocal<>();
 
     /**
      * Owned by one event-loop thread: the writers it queued turns on while deferring, whose next
@@ -117,6 +117,18 @@ public final class Writers implements AutoCloseable {
         private final List<Worker> pending = new ArrayList<>(4);
         /** Request bytes whose turns were deferred since the last {@link #runDeferred}. */
         private long deferredBytes;
+        /** True while {@link #deferring} runs: submissions from this thread are left for {@link #runDeferred}. */
+        private boolean deferringNow;
+
+        /** Makes this the calling (loop) thread's host; call once, on the loop thread. */
+        public void attach() {
+            HOST.set(this);
+        }
+
+        /** The calling thread's attached host, or null (not an event loop, or one that runs no writes). */
+        public static LoopHost current() {
+            return HOST.get();
+        }
 
         /**
          * Runs {@code work} (the handling of one request of {@code requestBytes}) with its turns left
@@ -124,11 +136,11 @@ public final class Writers implements AutoCloseable {
          */
         public void deferring(int requestBytes, Runnable work) {
             deferredBytes += requestBytes;
-            DEFERRING.set(this);
+            deferringNow = true;
             try {
                 work.run();
             } finally {
-                DEFERRING.remove();
+                deferringNow = false;
             }
         }
 
@@ -240,7 +252,8 @@ public final class Writers implements AutoCloseable {
     public <T> CompletableFuture<T> submit(String owner, Turn<T> turn) {
         CompletableFuture<T> future = new CompletableFuture<>();
         Worker worker = workers[Math.floorMod(owner.hashCode(), workers.length)];
-        if (!worker.offer(new Task<>(turn, future), DEFERRING.get())) {
+        LoopHost host = HOST.get();
+        if (!worker.offer(new Task<>(turn, future), host != null && host.deferringNow ? host : null)) {
             future.completeExceptionally(StrandException.stopping());
         }
         return future;
@@ -307,13 +320,6 @@ public final class Writers implements AutoCloseable {
         log.close();
     }
 
-    private static final class WriterThread extends Thread {
-        WriterThread(Worker worker, String name) {
-            super(worker::loop, name);
-            setDaemon(true);
-        }
-    }
-
     /** One group commit: its turns, their outcomes, and what they logged. Owned by its worker. */
     private static final class Group {
         final List<Task<?>> tasks = new ArrayList<>();
@@ -360,7 +366,7 @@ public final class Writers implements AutoCloseable {
         private final AtomicBoolean turn = new AtomicBoolean();
         private final int maxBatch;
         private final CommitLog.Lane lane;
-        private final WriterThread thread;
+        private final Thread thread;
         private final Group group;
         private final List<Object> taken;
         /** True while the group's futures are being completed ({@link #flushAtGroupEnd} registers then). */
@@ -378,7 +384,7 @@ public final class Writers implements AutoCloseable {
             this.lane = lane;
             this.group = new Group(lane.logging());
             this.taken = new ArrayList<>(maxBatch);
-            this.thread = new WriterThread(this, name);
+            this.thread = Thread.ofPlatform().name(name).daemon().unstarted(this::loop);
         }
 
         /** Queues {@code task}: for {@code host} to run before its loop sleeps, or else for the writer thread. */

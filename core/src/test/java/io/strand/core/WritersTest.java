@@ -275,6 +275,7 @@ class WritersTest {
             writers.submit("a", c -> null).join();
             awaitParked("host-writer-0");
             Writers.LoopHost host = new Writers.LoopHost();
+            host.attach(); // this thread plays the event loop
             List<CompletableFuture<String>> acks = new ArrayList<>();
             List<String> flushedBy = new ArrayList<>();
             host.deferring(100, () -> {
@@ -316,6 +317,7 @@ class WritersTest {
             awaitParked("few-writer-0");
             groups.clear();
             Writers.LoopHost host = new Writers.LoopHost();
+            host.attach(); // this thread plays the event loop
             List<CompletableFuture<String>> acks = new ArrayList<>();
             int turns = 2 * Writers.LOOP_GROUPS_MAX + 1;
             host.deferring(100, () -> {
@@ -337,6 +339,7 @@ class WritersTest {
     void aLoopHostShouldHandBigRequestsToTheWriterThread() {
         try (Writers writers = new Writers("big", 1, Durability.FSYNC, 16, new WriteAheadLog(dir), n -> { })) {
             Writers.LoopHost host = new Writers.LoopHost();
+            host.attach(); // this thread plays the event loop
             List<CompletableFuture<String>> acks = new ArrayList<>();
             host.deferring(Writers.LoopHost.RUN_AT_MOST_BYTES + 1, () -> {
                 for (int i = 0; i < 2; i++) {
@@ -376,6 +379,7 @@ class WritersTest {
                 java.util.Random random = new java.util.Random(seed + s);
                 threads.add(Thread.ofPlatform().start(() -> {
                     Writers.LoopHost host = new Writers.LoopHost();
+                    host.attach(); // hosts play the event loop; plain submitters never defer
                     int i = 0;
                     while (i < each) {
                         int burst = 1 + random.nextInt(20);

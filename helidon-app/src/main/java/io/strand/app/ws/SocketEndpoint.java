@@ -60,8 +60,6 @@ public final class SocketEndpoint implements WsListener {
     /** The connection, when it is Strand's own (it can then run a step off its event loop, {@link StrictWsConnection#runHolding}). */
     private StrictWsConnection connection;
     private boolean counted;
-    /** Length of the frame being handled (its turns' weight for the loop: {@link WsEventLoop#deferringWrites}). */
-    private int frameChars;
 
     /**
      * What every connection shares: stores, auth, limits, the per-workspace connection counts, the
@@ -241,7 +239,6 @@ public final class SocketEndpoint implements WsListener {
     }
 
     private void handle(String text) {
-        frameChars = text.length();
         JsonNode req;
         try {
             req = Json.parse(text);
@@ -268,13 +265,14 @@ public final class SocketEndpoint implements WsListener {
             if (opNode == null || !opNode.isTextual()) {
                 throw new StrandException(ErrorCode.BAD_FRAME, "a request needs a string 'op'");
             }
-            dispatch(opNode.asText(), id, req);
+            dispatch(opNode.asText(), id, req, text.length());
         } catch (RuntimeException e) {
             reply(id, ApiErrors.classify(e));
         }
     }
 
-    private void dispatch(String op, JsonNode id, JsonNode req) {
+    /** {@code frameChars}: the frame's length, the weight of its writes for the loop ({@link WsEventLoop#deferringWrites}). */
+    private void dispatch(String op, JsonNode id, JsonNode req, int frameChars) {
         switch (op) {
             case "append" -> {
                 principal.require(ws, Scope.RW);

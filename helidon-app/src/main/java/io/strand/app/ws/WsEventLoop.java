@@ -27,8 +27,8 @@ import io.strand.core.Writers;
  * configured ({@code --ws-event-loops}); the figures are in the README ("Event loops for sockets").
  *
  * <p>Writes its frames submit (appends, doc ops, txns) are {@linkplain Writers.LoopHost deferred}:
- * before it sleeps again the loop runs one group of them itself, write-ahead write included, unless
- * that writer's thread is running a group already ({@code --ws-loop-writes}, default true; false hands
+ * before it sleeps again the loop runs their group itself (and up to three more if turns are still
+ * queued), write-ahead write included, unless that writer's turn is held already ({@code --ws-loop-writes}, default true; false hands
  * every write to the writer thread).
  */
 final class WsEventLoop {
@@ -44,8 +44,6 @@ final class WsEventLoop {
         void abandoned();
     }
 
-    /** The calling loop thread's host, or null on any other thread. */
-    private static final ThreadLocal<Writers.LoopHost> HOST = new ThreadLocal<>();
     private final Selector selector;
     private final Writers.LoopHost host = new Writers.LoopHost();
     /** Whether this loop runs the group commit of the writes it read ({@code --ws-loop-writes}). */
@@ -82,7 +80,7 @@ final class WsEventLoop {
      * just runs it. {@code write} must not wait for its own turns.
      */
     static void deferringWrites(int requestBytes, Runnable write) {
-        Writers.LoopHost h = HOST.get();
+        Writers.LoopHost h = Writers.LoopHost.current();
         if (h == null) {
             write.run();
         } else {
@@ -168,7 +166,7 @@ final class WsEventLoop {
 
     private void run() {
         if (runWrites) {
-            HOST.set(host);
+            host.attach();
         }
         try {
             while (running) {
