@@ -251,12 +251,21 @@ public final class Writers implements AutoCloseable {
     /** Queues {@code turn} on the writer that owns {@code owner}; never blocks. */
     public <T> CompletableFuture<T> submit(String owner, Turn<T> turn) {
         CompletableFuture<T> future = new CompletableFuture<>();
-        Worker worker = workers[Math.floorMod(owner.hashCode(), workers.length)];
+        Worker worker = workers[writerOf(owner)];
         LoopHost host = HOST.get();
         if (!worker.offer(new Task<>(turn, future), host != null && host.deferringNow ? host : null)) {
             future.completeExceptionally(StrandException.stopping());
         }
         return future;
+    }
+
+    /**
+     * The index (0 .. threads − 1) of the writer that owns {@code owner}: an event loop that reads
+     * every socket of the owners of one writer runs all of that writer's groups itself, without
+     * competing with another loop for its turn.
+     */
+    public int writerOf(String owner) {
+        return Math.floorMod(owner.hashCode(), workers.length);
     }
 
     /**

@@ -198,7 +198,7 @@ public final class StrandServer implements AutoCloseable {
         };
         ReaderThreads wsReaders = new ReaderThreads(config.wsReaderThreads());
         // a cluster's socket ops may wait on Raft (a read index before a subscription), which must not stop a loop
-        this.wsLoops = cluster == null ? new WsEventLoops(config.wsEventLoops(), config.wsLoopWrites()) : WsEventLoops.NONE;
+        this.wsLoops = cluster == null ? new WsEventLoops(config.wsEventLoops(), config.wsLoopWrites(), writers::writerOf) : WsEventLoops.NONE;
         SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
                 config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
                 new ConcurrentHashMap<>(), new OpenSockets(), wsReaders, wsLoops);

@@ -79,6 +79,11 @@ public final class SocketEndpoint implements WsListener {
     }
 
     /** The event loops this connection may be read by ({@link StrictWsConnection#handle}). */
+    /** The workspace named by the upgrade's path (null before {@link #onHttpUpgrade}). */
+    String workspace() {
+        return ws;
+    }
+
     WsEventLoops eventLoops() {
         return ctx.loops();
     }

@@ -106,7 +106,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
 
     @Override
     public void handle(Limit limit) {
-        WsEventLoop eventLoop = listener instanceof SocketEndpoint e ? e.eventLoops().next() : null;
+        WsEventLoop eventLoop = listener instanceof SocketEndpoint e ? e.eventLoops().next(e.workspace()) : null;
         SocketChannel plain = eventLoop == null || ctx.isSecure() ? null : SendRoom.channel(ctx);
         if (plain != null) {
             read(limit, eventLoop, plain);

@@ -29,7 +29,8 @@ import io.strand.core.Writers;
  * <p>Writes its frames submit (appends, doc ops, txns) are {@linkplain Writers.LoopHost deferred}:
  * before it sleeps again the loop runs their group itself (and up to three more if turns are still
  * queued), write-ahead write included, unless that writer's turn is held already ({@code --ws-loop-writes}, default true; false hands
- * every write to the writer thread).
+ * every write to the writer thread). Every socket of a workspace is then read by the loop of its
+ * workspace's writer ({@link WsEventLoops}), so another loop seldom holds that turn.
  */
 final class WsEventLoop {
     private static final System.Logger LOG = System.getLogger("strand.ws");
