@@ -224,6 +224,11 @@ final class HotAppender implements AutoCloseable {
         return prefault.chunk();
     }
 
+    /** What {@link PrefaultAhead} did for the last append (tests). */
+    PrefaultAhead prefault() {
+        return prefault;
+    }
+
     /** {@code storage_full} for a write the file system had no room for; anything else as it was. */
     static RuntimeException refused(DiskSpace disk, Throwable failure, String what) {
         StrandException full = disk.outOfSpace(failure, what);

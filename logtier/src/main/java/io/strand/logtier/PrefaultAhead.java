@@ -19,11 +19,15 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
  * system's block reservation, a writable, dirty page-table entry).
  *
  * <p><b>How much.</b> The pages of this append (its excerpt and its paddings, as
- * {@link HotAppender} claims them) and the same number of bytes again after them, at most
- * {@link #AHEAD_MAX}: a log that writes
- * large batches populates in large steps, a small log one page at a time, so an idle or small log is
- * never given pages it does not write soon (100,000 small logs must not hold 100,000 × a fixed
- * read-ahead of page cache). Pages beyond the write that are populated and then not written (the
+ * {@link HotAppender} claims them) and after them the larger of the same number of bytes again and
+ * a sixteenth of what this appender has written into the cycle file so far ({@link #AHEAD_SHARE}), at most {@link #AHEAD_MAX}: a
+ * log that writes large batches, or has written much this cycle, populates in large steps, a small
+ * log one page at a time, so an idle or small log is never given pages it does not write soon
+ * (100,000 small logs must not hold 100,000 × a fixed read-ahead of page cache), and no log holds
+ * more than a sixteenth more than it wrote. The share: one-entry appends of about 330 B (32 in
+ * flight, {@code strand bench append-concurrent}) made one call per page written, one per group,
+ * 6 % of the server's {@code perf} samples (2026-12-05); with the share a busy log makes one call
+ * per 64 pages. Pages beyond the write that are populated and then not written (the
  * hour turns, the log is closed) stay zero on disk: Chronicle reads zero as "nothing written", exactly
  * as it reads a hole.
  *
@@ -41,6 +45,8 @@ final class PrefaultAhead {
      * holds ahead of its writes (a 1 MiB batch would otherwise take 1 MiB more).
      */
     static final long AHEAD_MAX = 256 << 10;
+    /** Beyond an append's own pages, at least the bytes this appender wrote into the cycle file divided by this are populated. */
+    static final int AHEAD_SHARE = 16;
     /** Refusals, with none accepted, after which no more calls are made (an old kernel). */
     static final int GIVE_UP_AFTER = 16;
     private static final long PAGE = QueueFilePrefill.PAGE;
@@ -55,12 +61,17 @@ final class PrefaultAhead {
      */
     private MappedBytesStore chunk;
     private long populatedTo;
+    /** File offset of the first write this appender saw in its current cycle file, and of its last write. */
+    private long firstPosition = -1;
+    private long lastPosition;
+    /** File offset just past the last write this appender was told of. */
+    private long lastEnd;
 
     /**
      * Before {@code bytes} are written at file offset {@code position} into {@code store} (the mapped
      * chunk the appender's write position is in): a chunk not seen before gets {@link NoReadAround}'s
-     * advice; then populates what of the bytes, and of as many again after them (at most
-     * {@link #AHEAD_MAX}), is not populated yet. Anything other than a mapped chunk is left alone.
+     * advice; then populates what of the bytes, and of as many again after them or a sixteenth of
+     * what was written into this cycle file since this appender's first write to it, if more (at most {@link #AHEAD_MAX}), is not populated yet. Anything other than a mapped chunk is left alone.
      */
     void before(BytesStore<?, ?> store, long position, long bytes) {
         if (!(store instanceof MappedBytesStore mapped)) {
@@ -71,6 +82,11 @@ final class PrefaultAhead {
             populatedTo = 0;
             NoReadAround.advise(mapped);
         }
+        if (firstPosition < 0 || position < lastPosition) { // the first write, or a new cycle file
+            firstPosition = position;
+        }
+        lastPosition = position;
+        lastEnd = position + bytes;
         if (gaveUp) {
             return;
         }
@@ -79,7 +95,8 @@ final class PrefaultAhead {
             return;
         }
         long from = Math.max(populatedTo, position) & -PAGE;
-        long to = Math.min(roundUp(end + Math.min(bytes, AHEAD_MAX)), mapped.realCapacity() & -PAGE);
+        long ahead = Math.min(AHEAD_MAX, Math.max(bytes, (position - firstPosition) / AHEAD_SHARE));
+        long to = Math.min(roundUp(end + ahead), mapped.safeLimit() & -PAGE); // past the safe limit, writes go through the next chunk's mapping
         if (to <= from) {
             return;
         }
@@ -99,6 +116,15 @@ final class PrefaultAhead {
     /** The chunk the last append wrote into, as advised; null before the first (tests). */
     MappedBytesStore chunk() {
         return chunk;
+    }
+
+    /** File offsets: just past the last write, and how far the chunk is populated (tests). */
+    long lastEnd() {
+        return lastEnd;
+    }
+
+    long populatedTo() {
+        return populatedTo;
     }
 
     /** Calls the kernel accepted so far (tests). */
