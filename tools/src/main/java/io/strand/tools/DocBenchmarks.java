@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The doc scenarios of {@code strand bench}: 16 client connections with one request in flight
  * each (like redis-benchmark's clients) against one key, or a single serial client. Load is a
- * {@link ClosedLoop}; each scenario first warms up on its own doc ({@code …-warmup}). The CPU
+ * {@link ClosedLoop}; each scenario first warms up on its own doc ({@code …-warmup}; incr contended on a fresh doc every
+ * {@link Warmup#OBJECT_PERIOD}, {@code …-warmup-k}, as its measured run starts on a new one). The CPU
  * figures of a row ({@link CpuMeter}) are per counted unit: per attempt for the debit rows, per
  * commit for the others (CAS contended also gives them per attempt, conflicts included).
  */
@@ -156,8 +157,8 @@ final class DocBenchmarks {
         long n = (long) CLIENTS * scale(10_000); // about 10 s: a 2 s run moved ±20 % with the disk's minute-to-minute flush latency
         try (Connections connections = connect(CLIENTS)) {
             List<StrandSocket> sockets = connections.sockets();
-            r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE,
-                    LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot-warmup\",\"path\":\"n\",\"delta\":1")));
+            r.warmup(warmup.freshLoop(sockets, 1,
+                    k -> LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot-warmup-" + k + "\",\"path\":\"n\",\"delta\":1")));
             CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(sockets, 1, n, null,
                     LogBenchmarks.constant("doc.incr", "\"doc\":\"incr-hot\",\"path\":\"n\",\"delta\":1")), n);

@@ -16,7 +16,8 @@ import java.util.function.LongFunction;
  * The log scenarios of {@code strand bench}. Each runs against a server in another process over
  * loopback WebSocket (one socket unless said), with 256-byte entry payloads. Request/reply load is
  * a {@link ClosedLoop} (serial scenarios: one in flight); each scenario first warms up on its own
- * object ({@code …-warmup}) for the {@link Warmup} period. The server's and this JVM's CPU are
+ * object ({@code …-warmup}; the append rows on a fresh log every {@link Warmup#OBJECT_PERIOD},
+ * {@code …-warmup-k}, as their measured run starts on a new one) for the {@link Warmup} period. The server's and this JVM's CPU are
  * read around each timed window ({@link CpuMeter}). Used by one thread at a time.
  */
 final class LogBenchmarks {
@@ -122,7 +123,7 @@ final class LogBenchmarks {
         BenchReport r = new BenchReport(scenario, durability);
         r.inFlight = inFlight;
         try (StrandSocket s = socket()) {
-            r.warmup(warmup.loop(s, inFlight, constant("append", fields.of(log + "-warmup"))));
+            r.warmup(warmup.freshLoop(List.of(s), inFlight, k -> constant("append", fields.of(log + "-warmup-" + k))));
             CpuMeter.Sample start = cpu.sample();
             ClosedLoop.Result result = ClosedLoop.run(s, inFlight, n, constant("append", fields.of(log)));
             r.cpu(cpu, start);

@@ -2,6 +2,7 @@ package io.strand.tools;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.IntFunction;
 
 /**
  * The warm-up before each measured run of {@code strand bench}: the scenario's own operation,
@@ -32,6 +33,37 @@ final class Warmup {
     /** A closed loop of {@code workload} for the period, {@code inFlight} outstanding on {@code socket}. */
     Done loop(StrandSocket socket, int inFlight, ClosedLoop.Workload workload) {
         return loop(List.of(socket), inFlight, Long.MAX_VALUE, workload);
+    }
+
+    /**
+     * How long a {@link #freshLoop} works on one object before it moves to a fresh one. Why: a
+     * warm-up on one object compiles the path of an object that exists; the measured run's first
+     * operations on its own, new object then took a branch the compiled code had never seen, and the
+     * JIT recompiled in the measured window (`-Xlog:jit+compilation`, incr contended: uncommon traps
+     * in the doc map's lookup and the doc index 0.1 s into the window, 17–31 % of the server's CPU
+     * in the window spent by its compiler threads).
+     */
+    static final Duration OBJECT_PERIOD = Duration.ofSeconds(2);
+
+    /**
+     * A closed loop for the period, {@code inFlight} outstanding per socket, on object after object:
+     * {@code workloadFor.apply(k)} for the k-th {@link #OBJECT_PERIOD}, each on a fresh object (a
+     * new doc or log name), as the measured run starts on one.
+     */
+    Done freshLoop(List<StrandSocket> sockets, int inFlight, IntFunction<ClosedLoop.Workload> workloadFor) {
+        if (off()) {
+            return Done.NONE;
+        }
+        long start = System.nanoTime();
+        long deadline = start + period.toNanos();
+        long operations = 0;
+        int k = 0;
+        long left;
+        while ((left = deadline - System.nanoTime()) > 0) {
+            Duration slice = Duration.ofNanos(Math.min(left, OBJECT_PERIOD.toNanos()));
+            operations += ClosedLoop.run(sockets, inFlight, Long.MAX_VALUE, slice, workloadFor.apply(k++)).operations();
+        }
+        return new Done((System.nanoTime() - start) / 1e9, operations);
     }
 
     /**
