@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The doc scenarios of {@code strand bench}: 16 client connections with one request in flight
  * each (like redis-benchmark's clients) against one key, or a single serial client. Load is a
- * {@link ClosedLoop}; each scenario first warms up on its own doc ({@code …-warmup}; incr contended on a fresh doc every
- * {@link Warmup#OBJECT_PERIOD}, {@code …-warmup-k}, as its measured run starts on a new one). The CPU
+ * {@link ClosedLoop}; each scenario first warms up on its own docs ({@code …-warmup-k}: the CAS rows and incr
+ * contended on a fresh doc every {@link Warmup#OBJECT_PERIOD}, as their measured run starts on a new one). The CPU
  * figures of a row ({@link CpuMeter}) are per counted unit: per attempt for the debit rows, per
  * commit for the others (CAS contended also gives them per attempt, conflicts included).
  */
@@ -106,15 +106,20 @@ final class DocBenchmarks {
         }
     }
 
+    /** A CAS workload on doc {@code doc}, put at {@code {"n":0}} first: each warm-up object of the CAS rows. */
+    private Cas freshCas(String doc, boolean retry) {
+        put(doc, "{\"n\":0}");
+        return new Cas(doc, retry);
+    }
+
     BenchReport casSerial() {
         BenchReport r = new BenchReport("CAS serial", durability);
         r.inFlight = 1;
         r.unit = "commits";
         int n = scale(5_000);
-        put("cas-serial-warmup", "{\"n\":0}");
         put("cas-serial", "{\"n\":0}");
         try (StrandSocket s = new StrandSocket(wsUrl, token)) {
-            r.warmup(warmup.loop(s, 1, new Cas("cas-serial-warmup", false)));
+            r.warmup(warmup.freshLoop(List.of(s), 1, k -> freshCas("cas-serial-warmup-" + k, false)));
             CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(s, 1, n, new Cas("cas-serial", false)), n); // a conflict fails the run
             r.cpu(cpu, start);
@@ -128,12 +133,11 @@ final class DocBenchmarks {
         r.inFlight = CLIENTS;
         r.unit = "commits";
         long commits = (long) CLIENTS * scale(300);
-        put("cas-hot-warmup", "{\"n\":0}");
         put("cas-hot", "{\"n\":0}");
         Cas cas = new Cas("cas-hot", true);
         try (Connections connections = connect(CLIENTS)) {
             List<StrandSocket> sockets = connections.sockets();
-            r.warmup(warmup.loop(sockets, 1, Long.MAX_VALUE, new Cas("cas-hot-warmup", true)));
+            r.warmup(warmup.freshLoop(sockets, 1, k -> freshCas("cas-hot-warmup-" + k, true)));
             CpuMeter.Sample start = cpu.sample();
             r.add(ClosedLoop.run(sockets, 1, commits, null, cas), commits);
             r.cpu(cpu, start);
