@@ -51,19 +51,16 @@ final class Warmup {
      * new doc or log name), as the measured run starts on one.
      */
     Done freshLoop(List<StrandSocket> sockets, int inFlight, IntFunction<ClosedLoop.Workload> workloadFor) {
-        if (off()) {
-            return Done.NONE;
+        long deadline = System.nanoTime() + period.toNanos();
+        try {
+            return rounds(k -> ClosedLoop.run(sockets, inFlight, Long.MAX_VALUE,
+                    Duration.ofNanos(Math.max(1, Math.min(deadline - System.nanoTime(), OBJECT_PERIOD.toNanos()))),
+                    workloadFor.apply(k)).operations());
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e); // a closed loop throws nothing checked
         }
-        long start = System.nanoTime();
-        long deadline = start + period.toNanos();
-        long operations = 0;
-        int k = 0;
-        long left;
-        while ((left = deadline - System.nanoTime()) > 0) {
-            Duration slice = Duration.ofNanos(Math.min(left, OBJECT_PERIOD.toNanos()));
-            operations += ClosedLoop.run(sockets, inFlight, Long.MAX_VALUE, slice, workloadFor.apply(k++)).operations();
-        }
-        return new Done((System.nanoTime() - start) / 1e9, operations);
     }
 
     /**
