@@ -20,8 +20,8 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
  *
  * <p><b>How much.</b> The pages of this append (its excerpt and its paddings, as
  * {@link HotAppender} claims them) and after them the larger of the same number of bytes again and
- * a sixteenth of what this appender has written into the cycle file so far ({@link #AHEAD_SHARE}), at most {@link #AHEAD_MAX}: a
- * log that writes large batches, or has written much this cycle, populates in large steps, a small
+ * a sixteenth of what this appender has written into the cycle file so far ({@link #AHEAD_SHARE}),
+ * at most {@link #AHEAD_MAX}: a log that writes large batches, or has written much this cycle, populates in large steps, a small
  * log one page at a time, so an idle or small log is never given pages it does not write soon
  * (100,000 small logs must not hold 100,000 × a fixed read-ahead of page cache), and no log holds
  * more than a sixteenth more than it wrote. The share: one-entry appends of about 330 B (32 in
@@ -45,7 +45,7 @@ final class PrefaultAhead {
      * holds ahead of its writes (a 1 MiB batch would otherwise take 1 MiB more).
      */
     static final long AHEAD_MAX = 256 << 10;
-    /** Beyond an append's own pages, at least the bytes this appender wrote into the cycle file divided by this are populated. */
+    /** Beyond an append's own pages, at least what this appender wrote into the cycle file divided by this is populated. */
     static final int AHEAD_SHARE = 16;
     /** Refusals, with none accepted, after which no more calls are made (an old kernel). */
     static final int GIVE_UP_AFTER = 16;
@@ -71,7 +71,8 @@ final class PrefaultAhead {
      * Before {@code bytes} are written at file offset {@code position} into {@code store} (the mapped
      * chunk the appender's write position is in): a chunk not seen before gets {@link NoReadAround}'s
      * advice; then populates what of the bytes, and of as many again after them or a sixteenth of
-     * what was written into this cycle file since this appender's first write to it, if more (at most {@link #AHEAD_MAX}), is not populated yet. Anything other than a mapped chunk is left alone.
+     * what was written into this cycle file since this appender's first write to it, if more (at
+     * most {@link #AHEAD_MAX}), is not populated yet. Anything other than a mapped chunk is left alone.
      */
     void before(BytesStore<?, ?> store, long position, long bytes) {
         if (!(store instanceof MappedBytesStore mapped)) {
@@ -96,7 +97,8 @@ final class PrefaultAhead {
         }
         long from = Math.max(populatedTo, position) & -PAGE;
         long ahead = Math.min(AHEAD_MAX, Math.max(bytes, (position - firstPosition) / AHEAD_SHARE));
-        long to = Math.min(roundUp(end + ahead), mapped.safeLimit() & -PAGE); // past the safe limit, writes go through the next chunk's mapping
+        // not past the chunk's safe limit: from there on Chronicle writes through the next chunk's mapping
+        long to = Math.min(roundUp(end + ahead), mapped.safeLimit() & -PAGE);
         if (to <= from) {
             return;
         }

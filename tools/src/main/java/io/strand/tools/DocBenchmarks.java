@@ -8,8 +8,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The doc scenarios of {@code strand bench}: 16 client connections with one request in flight
  * each (like redis-benchmark's clients) against one key, or a single serial client. Load is a
- * {@link ClosedLoop}; each scenario first warms up on its own docs ({@code …-warmup-k}: the CAS rows and incr
- * contended on a fresh doc every {@link Warmup#OBJECT_PERIOD}, as their measured run starts on a new one). The CPU
+ * {@link ClosedLoop}; each scenario first warms up on its own docs ({@code …-warmup-k}: the CAS rows
+ * and incr contended on a fresh doc every {@link Warmup#OBJECT_PERIOD}, as their measured run starts
+ * on a new one). The CPU
  * figures of a row ({@link CpuMeter}) are per counted unit: per attempt for the debit rows, per
  * commit for the others (CAS contended also gives them per attempt, conflicts included).
  */

@@ -17,8 +17,8 @@ import java.util.function.LongFunction;
  * loopback WebSocket (one socket unless said), with 256-byte entry payloads. Request/reply load is
  * a {@link ClosedLoop} (serial scenarios: one in flight); each scenario first warms up on its own
  * object ({@code …-warmup}; the append rows on a fresh log every {@link Warmup#OBJECT_PERIOD},
- * {@code …-warmup-k}, as their measured run starts on a new one) for the {@link Warmup} period. The server's and this JVM's CPU are
- * read around each timed window ({@link CpuMeter}). Used by one thread at a time.
+ * {@code …-warmup-k}, as their measured run starts on a new one) for the {@link Warmup} period.
+ * The server's and this JVM's CPU are read around each timed window ({@link CpuMeter}). Used by one thread at a time.
  */
 final class LogBenchmarks {
     static final String PAYLOAD = "\"" + "x".repeat(254) + "\""; // 256 bytes of serialized JSON

@@ -39,7 +39,7 @@ final class Warmup {
      * How long a {@link #freshLoop} works on one object before it moves to a fresh one. Why: a
      * warm-up on one object compiles the path of an object that exists; the measured run's first
      * operations on its own, new object then took a branch the compiled code had never seen, and the
-     * JIT recompiled in the measured window (`-Xlog:jit+compilation`, incr contended: uncommon traps
+     * JIT recompiled in the measured window ({@code -Xlog:jit+compilation}, incr contended: uncommon traps
      * in the doc map's lookup and the doc index 0.1 s into the window, 17–31 % of the server's CPU
      * in the window spent by its compiler threads).
      */

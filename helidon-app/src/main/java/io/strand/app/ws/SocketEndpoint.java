@@ -78,12 +78,12 @@ public final class SocketEndpoint implements WsListener {
         }
     }
 
-    /** The event loops this connection may be read by ({@link StrictWsConnection#handle}). */
     /** The workspace named by the upgrade's path (null before {@link #onHttpUpgrade}). */
     String workspace() {
         return ws;
     }
 
+    /** The event loops this connection may be read by ({@link StrictWsConnection#handle}). */
     WsEventLoops eventLoops() {
         return ctx.loops();
     }
