@@ -21,8 +21,8 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
  * <p><b>How much.</b> The pages of this append (its excerpt and its paddings, as
  * {@link HotAppender} claims them) and after them the larger of the same number of bytes again and
  * a sixteenth of what this appender has written into the cycle file so far ({@link #AHEAD_SHARE}),
- * at most {@link #AHEAD_MAX}: a log that writes large batches, or has written much this cycle, populates in large steps, a small
- * log one page at a time, so an idle or small log is never given pages it does not write soon
+ * at most {@link #AHEAD_MAX}: a log that writes large batches, or has written much this cycle,
+ * populates in large steps, a small log one page at a time, so an idle or small log is never given pages it does not write soon
  * (100,000 small logs must not hold 100,000 × a fixed read-ahead of page cache), and no log holds
  * more than a sixteenth more than it wrote. The share: one-entry appends of about 330 B (32 in
  * flight, {@code strand bench append-concurrent}) made one call per page written, one per group,
@@ -61,9 +61,8 @@ final class PrefaultAhead {
      */
     private MappedBytesStore chunk;
     private long populatedTo;
-    /** File offset of the first write this appender saw in its current cycle file, and of its last write. */
+    /** File offset of the first write this appender saw in its current cycle file; -1 before the first. */
     private long firstPosition = -1;
-    private long lastPosition;
     /** File offset just past the last write this appender was told of. */
     private long lastEnd;
 
@@ -82,11 +81,10 @@ final class PrefaultAhead {
             chunk = mapped;
             populatedTo = 0;
             NoReadAround.advise(mapped);
+            if (firstPosition < 0 || mapped.start() == 0) { // the first write, or a cycle file's first chunk
+                firstPosition = position;
+            }
         }
-        if (firstPosition < 0 || position < lastPosition) { // the first write, or a new cycle file
-            firstPosition = position;
-        }
-        lastPosition = position;
         lastEnd = position + bytes;
         if (gaveUp) {
             return;
