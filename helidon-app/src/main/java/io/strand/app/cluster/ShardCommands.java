@@ -62,7 +62,11 @@ public final class ShardCommands {
     }
 
     public static byte[] append(String ws, String log, AppendRequest req) {
-        return write(out -> {
+        int size = 64 + 3 * (ws.length() + log.length());
+        for (byte[] d : req.data()) {
+            size += 9 + d.length;
+        }
+        return write(size, out -> {
             out.writeByte(APPEND);
             str(out, ws);
             str(out, log);
@@ -253,7 +257,15 @@ public final class ShardCommands {
     }
 
     private static byte[] write(Writer w) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+        return write(256, w);
+    }
+
+    /**
+     * {@code w}'s bytes, written into a buffer of {@code sizeHint} bytes to start with: a batch of 100
+     * entries is about 27 KiB, which from 256 bytes would take seven doublings, each a copy.
+     */
+    private static byte[] write(int sizeHint, Writer w) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(sizeHint);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             w.write(out);
         } catch (IOException e) {
