@@ -33,13 +33,15 @@ public final class LogRequests {
             if (!entries.isArray()) {
                 throw StrandException.badRequest("'entries' must be an array");
             }
-            for (int i = 0; i < entries.size(); i++) {
-                JsonNode e = entries.get(i);
-                if (!e.isObject() || !e.has("data")) {
-                    throw StrandException.badRequest("entries[" + i + "] must be an object with 'data'");
+            try (Json.TreeWriter writer = Json.treeWriter()) { // a tree just parsed always serializes
+                for (int i = 0; i < entries.size(); i++) {
+                    JsonNode e = entries.get(i);
+                    if (!e.isObject() || !e.has("data")) {
+                        throw StrandException.badRequest("entries[" + i + "] must be an object with 'data'");
+                    }
+                    data.add(writer.bytes(e.get("data")));
+                    keys.add(key(e.get("key"), "entries[" + i + "].key"));
                 }
-                data.add(serialize(e.get("data")));
-                keys.add(key(e.get("key"), "entries[" + i + "].key"));
             }
         } else if (body.has("data")) {
             data.add(serialize(body.get("data")));
