@@ -81,7 +81,12 @@ public final class Json {
 
     public static byte[] bytes(Object value) {
         try {
-            return value instanceof JsonNode node ? treeBytes(node) : MAPPER.writeValueAsBytes(value);
+            if (value instanceof JsonNode node) {
+                try (TreeWriter one = new TreeWriter()) { // one tree: a writer used once
+                    return one.bytes(node);
+                }
+            }
+            return MAPPER.writeValueAsBytes(value);
         } catch (IOException e) {
             throw new IllegalStateException("cannot serialize " + value.getClass().getSimpleName(), e);
         }
@@ -108,7 +113,7 @@ public final class Json {
             g.setRootValueSeparator(null); // each tree is its own document: no space between them
         }
 
-        /** {@code node}'s JSON bytes, as {@link Json#bytes(Object)} gives them. */
+        /** {@code node}'s JSON bytes, as Jackson writes it alone (what {@link Json#bytes(Object)} gives). */
         public byte[] bytes(JsonNode node) {
             try {
                 node.serialize(g, context);
@@ -137,13 +142,6 @@ public final class Json {
         return new TreeWriter();
     }
 
-    private static byte[] treeBytes(JsonNode node) throws IOException {
-        try (ByteArrayBuilder out = new ByteArrayBuilder(); JsonGenerator g = MAPPER.createGenerator(out)) {
-            node.serialize(g, TREE_CONTEXT.get());
-            g.flush();
-            return out.toByteArray();
-        }
-    }
 
     public static String string(Object value) {
         return new String(bytes(value), StandardCharsets.UTF_8);
