@@ -136,4 +136,30 @@ class HotLogTest {
             assertEquals(firstTs, hot.created(), "the stored value lost: seq 1's ts");
         }
     }
+    /**
+     * A closed log's queue is garbage at the next collection. Chronicle's queue, mapped-file and
+     * file classes declare {@code finalize()}; with finalization on (the JDK's default) every closed
+     * queue, with what it references, outlived one collection, waited for the finalizer thread and
+     * went only at a later one: under {@code many-logs} the heap after a young collection held
+     * 500–570 MiB instead of 150–170 MiB. {@code strand.jvmFlags} (which the tests run with) turns
+     * finalization off; without it this test fails: one collection enqueues no queue's reference.
+     */
+    @Test
+    void aClosedLogsQueueIsReclaimedByOneCollection() throws InterruptedException {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS);
+        java.lang.ref.ReferenceQueue<Object> reclaimed = new java.lang.ref.ReferenceQueue<>();
+        List<java.lang.ref.PhantomReference<Object>> queues = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            try (HotLog hot = HotLog.open(dir.resolve("q" + i), config, null)) {
+                hot.appender().append(System.currentTimeMillis(), data(1, 1), Collections.nCopies(1, null), null, 0);
+                queues.add(new java.lang.ref.PhantomReference<>(hot.queue, reclaimed));
+            }
+        }
+        System.gc(); // one full collection, and no other: nothing else allocates here
+        for (int i = 0; i < queues.size(); i++) {
+            assertTrue(reclaimed.remove(5_000) != null,
+                    (queues.size() - i) + " of " + queues.size() + " closed queues still held after one collection"
+                            + " (is finalization on? strand.jvmFlags has --finalization=disabled)");
+        }
+    }
 }
