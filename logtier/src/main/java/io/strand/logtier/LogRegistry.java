@@ -284,17 +284,27 @@ final class LogRegistry implements AutoCloseable {
         return closed;
     }
 
-    /** Every slot: closes the logs idle for {@code idleClose} and forgets the unused slots. */
+    /**
+     * Closes the open logs idle for {@code idleClose}, then forgets the unused slots. Only the open
+     * slots are looked at for the first; for the second every slot is, but the map is touched only for
+     * one that may go: with 100,000 recently used logs, a key built and looked up per slot every second
+     * was 5–6 % of the server's Java samples under {@code many-logs} (JFR, 2026-12-05).
+     */
     private int closeIdleAndForget(long now) {
         int closed = 0;
         long idleNanos = config.idleClose().toNanos();
-        long forgetAfter = forgetAfterNanos;
-        for (LogSlot slot : slots.values()) {
+        for (LogSlot slot : openSlots) { // a closed log leaves the set as the loop goes: the set's iterator allows it
             if (slot.closeIfIdle(now, idleNanos)) {
                 closed++;
             }
-            slots.computeIfPresent(slot.ws + '/' + slot.name,
-                    (key, found) -> found == slot && slot.forget(System.nanoTime(), forgetAfter) ? null : found);
+        }
+        long forgetAfter = forgetAfterNanos;
+        for (java.util.Map.Entry<String, LogSlot> e : slots.entrySet()) {
+            LogSlot slot = e.getValue();
+            if (slot.forgettable(now, forgetAfter)) {
+                slots.computeIfPresent(e.getKey(),
+                        (key, found) -> found == slot && slot.forget(System.nanoTime(), forgetAfter) ? null : found);
+            }
         }
         return closed;
     }

@@ -177,11 +177,16 @@ final class LogSlot {
      * every caller. Called by the registry under its lock for this slot's key.
      */
     synchronized boolean forget(long now, long afterNanos) {
-        if (log != null || holds > 0 || watchers > 0 || waitingForOpen != null || now - lookedUp < afterNanos) {
+        if (!forgettable(now, afterNanos)) {
             return false;
         }
         forgotten = true;
         return true;
+    }
+
+    /** True when {@link #forget} would forget this slot at {@code now}; marks nothing (the registry's look before it locks the key). */
+    synchronized boolean forgettable(long now, long afterNanos) {
+        return log == null && holds == 0 && watchers == 0 && waitingForOpen == null && now - lookedUp >= afterNanos;
     }
 
     /** Closes the log and removes its files; the caller holds this slot, on the log's writer thread. */
