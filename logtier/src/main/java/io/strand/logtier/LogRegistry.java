@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableSet;
 import java.util.Set;
 import java.util.TreeSet;
@@ -299,7 +300,7 @@ final class LogRegistry implements AutoCloseable {
             }
         }
         long forgetAfter = forgetAfterNanos;
-        for (java.util.Map.Entry<String, LogSlot> e : slots.entrySet()) {
+        for (Map.Entry<String, LogSlot> e : slots.entrySet()) {
             LogSlot slot = e.getValue();
             if (slot.forgettable(now, forgetAfter)) {
                 slots.computeIfPresent(e.getKey(),

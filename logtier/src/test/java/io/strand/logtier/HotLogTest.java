@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.core.Durability;
 import io.strand.core.Entry;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.ReferenceQueue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -12,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import net.openhft.chronicle.core.io.BackgroundResourceReleaser;
 import net.openhft.chronicle.core.time.SetTimeProvider;
 import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import org.junit.jupiter.api.Test;
@@ -136,6 +139,7 @@ class HotLogTest {
             assertEquals(firstTs, hot.created(), "the stored value lost: seq 1's ts");
         }
     }
+
     /**
      * A closed log's queue is garbage at the next collection. Chronicle's queue, mapped-file and
      * file classes declare {@code finalize()}; with finalization on (the JDK's default) every closed
@@ -146,10 +150,10 @@ class HotLogTest {
      */
     @Test
     void aClosedLogsQueueIsReclaimedByOneCollection() throws InterruptedException {
-        java.lang.ref.ReferenceQueue<Object> reclaimed = new java.lang.ref.ReferenceQueue<>();
-        List<java.lang.ref.PhantomReference<Object>> queues = openAndClose(20, reclaimed);
+        ReferenceQueue<Object> reclaimed = new ReferenceQueue<>();
+        List<PhantomReference<Object>> queues = openAndClose(20, reclaimed);
         // Chronicle may hand a closed resource to its releaser thread; wait until that let go of them all
-        net.openhft.chronicle.core.io.BackgroundResourceReleaser.releasePendingResources();
+        BackgroundResourceReleaser.releasePendingResources();
         System.gc(); // one full collection, and no other: nothing else allocates here
         for (int i = 0; i < queues.size(); i++) {
             assertTrue(reclaimed.remove(5_000) != null,
@@ -159,13 +163,13 @@ class HotLogTest {
     }
 
     /** Opens, appends to and closes {@code n} logs; in a method of its own so that no frame of the test still refers to one. */
-    private List<java.lang.ref.PhantomReference<Object>> openAndClose(int n, java.lang.ref.ReferenceQueue<Object> reclaimed) {
+    private List<PhantomReference<Object>> openAndClose(int n, ReferenceQueue<Object> reclaimed) {
         LogConfig config = LogConfig.defaults(dir, Durability.OS);
-        List<java.lang.ref.PhantomReference<Object>> queues = new ArrayList<>();
+        List<PhantomReference<Object>> queues = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             try (HotLog hot = HotLog.open(dir.resolve("q" + i), config, null)) {
                 hot.appender().append(System.currentTimeMillis(), data(1, 1), Collections.nCopies(1, null), null, 0);
-                queues.add(new java.lang.ref.PhantomReference<>(hot.queue, reclaimed));
+                queues.add(new PhantomReference<>(hot.queue, reclaimed));
             }
         }
         return queues;
