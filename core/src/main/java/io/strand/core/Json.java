@@ -142,7 +142,6 @@ public final class Json {
         return new TreeWriter();
     }
 
-
     public static String string(Object value) {
         return new String(bytes(value), StandardCharsets.UTF_8);
     }

@@ -33,7 +33,7 @@ public final class LogRequests {
             if (!entries.isArray()) {
                 throw StrandException.badRequest("'entries' must be an array");
             }
-            try (Json.TreeWriter writer = Json.treeWriter()) { // a tree just parsed always serializes
+            try (Json.TreeWriter writer = Json.treeWriter()) { // a tree just parsed always serializes; one writer for the batch
                 for (int i = 0; i < entries.size(); i++) {
                     JsonNode e = entries.get(i);
                     if (!e.isObject() || !e.has("data")) {
@@ -44,7 +44,7 @@ public final class LogRequests {
                 }
             }
         } else if (body.has("data")) {
-            data.add(serialize(body.get("data")));
+            data.add(Json.bytes(body.get("data"))); // a tree just parsed always serializes
             keys.add(key(body.get("key"), "key"));
         } else {
             throw StrandException.badRequest("an append needs 'data' or 'entries'");
@@ -64,10 +64,6 @@ public final class LogRequests {
             }
         }
         return new AppendRequest(data, keys, expected, producerId, producerSeq);
-    }
-
-    private static byte[] serialize(JsonNode data) {
-        return Json.bytes(data); // a tree just parsed always serializes
     }
 
     private static String key(JsonNode key, String field) {
