@@ -2,6 +2,8 @@ package io.strand.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ClusterProbe;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +51,8 @@ class ClusterCatchUpIT extends ClusterFaultRun {
 
     @Test
     @Order(1)
-    void wipedFollowerShouldCatchUpBySnapshotAndServeIdenticalPages() throws Exception {
+    @Scenario("cluster: a wiped follower catches up by snapshot + log (3 nodes)")
+    void wipedFollowerShouldCatchUpBySnapshotAndServeIdenticalPages(ReliabilityRow row) throws Exception {
         nodes.kill("n3");
         nodes.wipe("n3");
         int rounds = writeUntilPurged(List.of("n1", "n2"), new long[SHARDS], "wiped");
@@ -66,12 +69,13 @@ class ClusterCatchUpIT extends ClusterFaultRun {
                     + ", snapshot " + snapshot);
         }
         System.out.println(report);
-        probe.checkHistory("after the wiped follower caught up", List.of("n1", "n2", "n3"), acked);
+        probe.checkHistory("after the wiped follower caught up", List.of("n1", "n2", "n3"), acked, row);
     }
 
     @Test
     @Order(2)
-    void followerDownDuringManyWritesShouldCatchUpOnRestart() throws Exception {
+    @Scenario("cluster: a follower down during many writes catches up (3 nodes)")
+    void followerDownDuringManyWritesShouldCatchUpOnRestart(ReliabilityRow row) throws Exception {
         long[] before = commitIndexes("n1");
         nodes.kill("n2");
         long[] held = new long[SHARDS];
@@ -89,7 +93,7 @@ class ClusterCatchUpIT extends ClusterFaultRun {
             assertTrue(snapshot >= held[k], "shard " + k + ": n2 did not install a snapshot past " + held[k] + " (has " + snapshot + ")");
         }
         System.out.println(report);
-        probe.checkHistory("after the follower that was down caught up", List.of("n1", "n2", "n3"), acked);
+        probe.checkHistory("after the follower that was down caught up", List.of("n1", "n2", "n3"), acked, row);
     }
 
     /** How long a restarted node took to listen, and then to apply everything committed before its start. */

@@ -1,5 +1,6 @@
 package io.strand.app.cluster;
 
+import io.strand.app.reliability.ReliabilityReport;
 import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import java.lang.annotation.ElementType;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,9 +26,12 @@ import org.junit.jupiter.api.io.TempDir;
  * network by overriding {@link #jvmArgs()} and {@link #net()}; its own {@code @BeforeAll} runs once
  * the nodes are up, its own {@code @AfterAll} before they are killed. Each subclass also carries
  * {@link ReliabilityOnly} (JUnit does not inherit the condition): these runs take minutes and run
- * only with {@code -Preliability}. Owned by the test thread.
+ * only with {@code -Preliability}, where each test is one row of the reliability table (its history
+ * check's counts, through {@link ClusterProbe#checkHistory(String, List, List, io.strand.app.reliability.ReliabilityRow)}).
+ * Owned by the test thread.
  */
 @Tag("reliability")
+@ExtendWith(ReliabilityReport.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ClusterFaultRun {
     /** Runs the class only in {@code mvn -B verify -Preliability} (which sets {@code strand.reliability.scale}). */

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
@@ -47,7 +49,8 @@ class ClusterPartitionIT extends ClusterFaultRun {
     }
 
     @Test
-    void isolatedLeaderShouldStopAcknowledgingAndConvergeWhenHealed() throws Exception {
+    @Scenario("cluster: partition the leader's Raft links (network namespaces), heal")
+    void isolatedLeaderShouldStopAcknowledgingAndConvergeWhenHealed(ReliabilityRow row) throws Exception {
         probe.awaitLeaders(Duration.ofSeconds(120));
         String ws = probe.wsOnShard("part", 0);
         String leader = probe.leader("n1", 0).orElseThrow();
@@ -103,7 +106,7 @@ class ClusterPartitionIT extends ClusterFaultRun {
                 .append(" majority's commit index ").append(converged.toMillis()).append(" ms after the heal\n");
         System.out.println(report);
         // the refused writes may be applied later (a 503 says "may or may not"), at most once: the duplicates column
-        probe.checkHistory("after the partition healed", List.of("n1", "n2", "n3"), acked);
+        probe.checkHistory("after the partition healed", List.of("n1", "n2", "n3"), acked, row);
     }
 
     /** Polls the isolated node's own status until it no longer names itself leader of shard 0; ms since {@code start}. */

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.WsClient;
@@ -64,7 +66,8 @@ class ClusterPauseIT extends ClusterFaultRun {
 
     @Test
     @Order(1)
-    void pausedLeaderShouldAcknowledgeNothingConflictingAndConverge() throws Exception {
+    @Scenario("cluster: SIGSTOP the leader, writes on all nodes, SIGCONT (3 nodes)")
+    void pausedLeaderShouldAcknowledgeNothingConflictingAndConverge(ReliabilityRow row) throws Exception {
         String ws = probe.wsOnShard("pl", 0);
         String leader = probe.leader("n1", 0).orElseThrow();
         List<String> others = othersThan(leader);
@@ -127,12 +130,13 @@ class ClusterPauseIT extends ClusterFaultRun {
                 + " the new leader's commit index " + converged.toMillis() + " ms after SIGCONT\nrequests sent to the paused node:\n  "
                 + String.join("\n  ", outcomes));
         assertTrue(!newLeader.equals(leader), "shard 0 still led by the paused " + leader);
-        probe.checkHistory("after the paused leader resumed", List.of("n1", "n2", "n3"), acked);
+        probe.checkHistory("after the paused leader resumed", List.of("n1", "n2", "n3"), acked, row);
     }
 
     @Test
     @Order(2)
-    void subscriberOnAFollowerReplacedBySnapshotShouldEndResumablyAndGetEverySeqOnce() throws Exception {
+    @Scenario("cluster: SIGSTOP a follower with a subscriber until it needs a snapshot")
+    void subscriberOnAFollowerReplacedBySnapshotShouldEndResumablyAndGetEverySeqOnce(ReliabilityRow row) throws Exception {
         String ws = probe.wsOnShard("ps", 1);
         probe.awaitLeaders(Duration.ofSeconds(60));
         String leader = probe.leader("n1", 1).orElseThrow();
@@ -200,7 +204,7 @@ class ClusterPauseIT extends ClusterFaultRun {
             assertEquals(a.id(), received.get(a.seq()), "seq " + a.seq());
         }
         assertEquals(target, received.size(), "seqs 1.." + target + " each once");
-        probe.checkHistory("after the paused follower installed a snapshot", List.of("n1", "n2", "n3"), acked);
+        probe.checkHistory("after the paused follower installed a snapshot", List.of("n1", "n2", "n3"), acked, row);
     }
 
     /** Reads the subscription's frames until seq {@code seq} has arrived, recording each entry's id by seq. */

@@ -3,6 +3,8 @@ package io.strand.app.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.ReliabilityRow;
+import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ClusterProbe;
 import io.strand.app.testing.Http;
 import io.strand.core.Json;
@@ -23,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(900)
 class ClusterReplaceIT extends ClusterFaultRun {
     @Test
-    void replacedNodeShouldHoldEveryShardAndTheClusterSurviveAnotherKill() throws Exception {
+    @Scenario("cluster: replace a dead node (n3 -> n4), then kill n1")
+    void replacedNodeShouldHoldEveryShardAndTheClusterSurviveAnotherKill(ReliabilityRow row) throws Exception {
         probe.awaitLeaders(Duration.ofSeconds(120));
         List<String> wss = new ArrayList<>();
         for (int k = 0; k < SHARDS; k++) {
@@ -71,7 +74,7 @@ class ClusterReplaceIT extends ClusterFaultRun {
         report.append("n1 killed: 10 appends per shard through n2 and n4 acknowledged in ")
                 .append((System.nanoTime() - t0) / 1_000_000).append(" ms\n");
         System.out.println(report);
-        probe.checkHistory("after replace n3 -> n4 and the kill of n1", List.of("n2", "n4"), acked);
+        probe.checkHistory("after replace n3 -> n4 and the kill of n1", List.of("n2", "n4"), acked, row);
     }
 
     /** Polls node {@code id}'s status until it holds a live replica of every shard and n3 is in none. */

@@ -61,6 +61,10 @@ public final class ReliabilityReport implements ParameterResolver, AfterTestExec
             row = new ReliabilityRow(scenarioName(c)); // a test that reports no counts still gets its outcome row
         }
         Optional<Throwable> failure = c.getExecutionException();
+        if (failure.isPresent() && failure.get() instanceof org.opentest4j.TestAbortedException aborted) {
+            write(row.scenario(), new ReliabilityRow("").counts(), "not run: " + firstLine(aborted)); // an assumption failed
+            return;
+        }
         String outcome = failure.map(t -> "FAIL: " + firstLine(t)).orElse("pass")
                 + (row.note().isEmpty() ? "" : " (" + row.note() + ")");
         write(row.scenario(), row.counts(), outcome);

@@ -328,6 +328,18 @@ public final class ClusterProbe {
      * @return the first node's content
      */
     public SortedMap<String, String> checkHistory(String title, List<String> ids, List<Acked> acked) {
+        return checkHistory(title, ids, acked, null);
+    }
+
+    /**
+     * As {@link #checkHistory(String, List, List)}, and fills {@code row} (if not null) before asserting:
+     * acknowledged appends, and lost (missing or at another seq), duplicated and gaps on the worst node.
+     */
+    public SortedMap<String, String> checkHistory(String title, List<String> ids, List<Acked> acked,
+                                                  io.strand.app.reliability.ReliabilityRow row) {
+        long worstLost = 0;
+        long worstDuplicates = 0;
+        long worstGaps = 0;
         Map<String, SortedMap<String, String>> byNode = new java.util.LinkedHashMap<>();
         for (String id : ids) {
             byNode.put(id, content(id));
@@ -379,6 +391,9 @@ public final class ClusterProbe {
                     wrongSeq++;
                 }
             }
+            worstLost = Math.max(worstLost, missing + wrongSeq);
+            worstDuplicates = Math.max(worstDuplicates, duplicates);
+            worstGaps = Math.max(worstGaps, gaps);
             boolean identical = e.getValue().equals(first);
             table.append(String.format("| %-4s | %5d | %7d | %4d | %6d | %7d | %9d | %4d | %10d | %9s |%n", e.getKey(), logs,
                     entries, docs, acked.size(), missing, wrongSeq, gaps, duplicates, identical));
@@ -389,6 +404,9 @@ public final class ClusterProbe {
             }
         }
         System.out.println(table);
+        if (row != null) {
+            row.runs(1).acknowledged(acked.size()).history(worstLost, worstDuplicates, worstGaps);
+        }
         assertTrue(failures.isEmpty(), String.join("\n", failures));
         return first;
     }
