@@ -130,6 +130,7 @@ public final class RaftNode implements AutoCloseable {
             node.server.start();
             node.createMissingGroups();
             node.stalledReplicas = StalledReplicaWatch.start(node, node.timers);
+            PeerReconnectWatch.start(node, node.timers);
         } catch (IOException | RuntimeException e) {
             node.close();
             throw e;
@@ -448,6 +449,20 @@ public final class RaftNode implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * Makes Ratis drop its channel to {@code peer} (closed on a virtual thread: a close may wait for
+     * the channel's open calls); the next Raft call to the peer connects anew ({@link PeerReconnectWatch}).
+     */
+    void resetRaftChannel(RaftPeerId peer) {
+        Thread.ofVirtual().name("raft-channel-reset-" + peer).start(() -> {
+            try {
+                server.getServerRpc().handleException(peer, new IOException("peer " + peer + " reachable again"), true);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "node " + spec.nodeId() + ": reset of the channel to " + peer + ": " + e);
+            }
+        });
     }
 
     Optional<RaftServer.Division> division(int shard) {
