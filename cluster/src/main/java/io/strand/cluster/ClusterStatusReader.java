@@ -119,10 +119,15 @@ final class ClusterStatusReader {
     }
 
     private static boolean reachable(ClusterSpec.Member m) {
+        return reachable(new InetSocketAddress(m.host(), m.port()));
+    }
+
+    /** Whether a TCP connect to {@code address} succeeds within {@value #CONNECT_TIMEOUT_MS} ms (the node probe). */
+    static boolean reachable(InetSocketAddress address) {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(m.host(), m.port()), CONNECT_TIMEOUT_MS);
+            s.connect(address, CONNECT_TIMEOUT_MS);
             return true;
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             return false;
         }
     }

@@ -1,8 +1,6 @@
 package io.strand.cluster;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -15,16 +13,16 @@ import org.apache.ratis.protocol.RaftPeerId;
 /**
  * Runs on the node's timer thread (one pass every {@value #PERIOD_MILLIS} ms; the reachability map is
  * its own): notices a peer of this node's replicas coming back after it was unreachable, and makes
- * Ratis drop its gRPC channel to that peer, so Raft traffic to it resumes at once. Connect probes run
- * on virtual threads, so the timer never waits on the network.
+ * Ratis drop its gRPC channel to that peer, so Raft traffic to it resumes at once. Connect probes (the
+ * node probe of {@link ClusterStatusReader}) run on virtual threads, so the timer never waits on the network.
  *
  * <p>Why: Ratis keeps one gRPC channel per peer. While the peer is down, gRPC retries the
  * connection with exponential backoff (1 s, growing 1.6 times per attempt up to 2 min, not
  * configurable through Ratis), and a call on a channel in its backoff fails at once without trying.
- * So a node that was down for a minute was not heard from for up to 40 s more after it listened
- * again: measured under {@code -Preliability} (2026-12-06), a follower restarted after many writes
- * caught up 14.7 and 17.4 s after it listened, a wiped one once 43 s after, and with a majority back
- * writes resumed 16–21 s after the restarted node listened. {@code handleException(peer, e, true)} on
+ * Measured under {@code -Preliability} (ClusterMajorityIT, 2026-12-06): after ~45 s with a majority
+ * down, writes resumed 16–21 s after the returning node listened (two runs); with this watch 1.05 and
+ * 1.17 s. (A follower catching up by snapshot after a long outage took 15–18 s either way: not this.)
+ * {@code handleException(peer, e, true)} on
  * the server's RPC is Ratis's own way to reset a peer's proxy: the next call builds a new channel.
  */
 final class PeerReconnectWatch implements Runnable {
@@ -35,7 +33,6 @@ final class PeerReconnectWatch implements Runnable {
      * e.g. a snapshot install).
      */
     static final long DOWN_AT_LEAST_NANOS = TimeUnit.SECONDS.toNanos(3);
-    private static final int CONNECT_TIMEOUT_MS = 300;
     private static final System.Logger LOG = System.getLogger("strand.cluster");
 
     private final RaftNode node;
@@ -104,12 +101,11 @@ final class PeerReconnectWatch implements Runnable {
 
     private static boolean reachable(String address) {
         int colon = address.lastIndexOf(':');
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1))),
-                    CONNECT_TIMEOUT_MS);
-            return true;
-        } catch (IOException | RuntimeException e) {
-            return false;
+        try {
+            return ClusterStatusReader.reachable(new InetSocketAddress(address.substring(0, colon),
+                    Integer.parseInt(address.substring(colon + 1))));
+        } catch (RuntimeException e) {
+            return false; // not host:port
         }
     }
 
