@@ -56,6 +56,10 @@ import org.apache.ratis.util.TimeDuration;
  *       whole closed segments, so smaller segments keep less log behind the snapshot).</li>
  *   <li>{@code raft.server.log.appender.retry.policy}: {@link #APPENDER_RETRY} (Ratis's default pauses
  *       5 s between requests to a follower that failed 30 times).</li>
+ *   <li>{@code raft.server.log.appender.snapshot.chunk.size.max}: {@link #SNAPSHOT_CHUNK} (1 MiB, not
+ *       16 MiB: what a snapshot install holds in the leader's heap) and
+ *       {@code raft.grpc.server.install_snapshot.request.element-limit}: {@link #SNAPSHOT_REQUESTS_OUTSTANDING}
+ *       (2, not 8: how long an install begun while the follower was down holds the appender).</li>
  *   <li>Appender byte limit 2 MiB and write buffer 2 MiB + 64 KiB: an entry of up to
  *       {@link ShardEntry#MAX_BYTES} plus framing fits, and each group's direct write buffer stays small
  *       (the default is 8 MiB per group).</li>
@@ -66,6 +70,25 @@ final class RatisConfig {
     /** A snapshot due by log bytes ({@link SnapshotPolicy#MAX_LOG_BYTES}) may come before the entry interval. */
     private static final int PURGE_GAP_MAX = 1024;
     private static final SizeInBytes WRITE_BUFFER = SizeInBytes.valueOf((2L << 20) + (64 << 10));
+    /**
+     * Largest piece of a snapshot file in one install request. A leader's appender keeps up to 8
+     * requests of a snapshot stream outstanding, each read into a heap array: with Ratis's default of
+     * 16 MiB, 128 MiB per follower being installed. A shard's snapshot holds queue cycle files of tens of
+     * MiB, so a node leading several shards whose follower came back after a long outage ran out of heap
+     * in its appenders (seen with the test nodes' {@code -Xmx256m} in {@code ClusterCatchUpIT}: 595
+     * {@code OutOfMemoryError}s in one run, each restarting the appender and the install, which took the
+     * follower 15–18 s to catch up). 1 MiB: 8 MiB per follower.
+     */
+    static final SizeInBytes SNAPSHOT_CHUNK = SizeInBytes.valueOf(1L << 20);
+    /**
+     * Install requests a leader's appender keeps outstanding per follower (Ratis's default 8). An
+     * install that starts while the follower is down fails at once, but the appender then waits for a
+     * free slot for this many request timeouts (3 s each) before it gives up and starts again: 24 s
+     * with the default, during which the follower, back up, hears nothing from that leader. Seen in
+     * {@code ClusterCatchUpIT}: a follower down during writes caught up 17–20 s after it listened, the
+     * leaders' appenders stuck since an install begun while it was down. 2: 6 s, and 2 MiB in flight.
+     */
+    static final int SNAPSHOT_REQUESTS_OUTSTANDING = 2;
     /**
      * How long a leader's appender pauses before its next request to a follower after {@code n} failed
      * ones: 1 ms for the first 10, 100 ms for the next 20, then 250 ms (each randomised ±50 %). Ratis's
@@ -100,6 +123,8 @@ final class RatisConfig {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(PURGE_GAP_MAX, spec.snapshotEvery()));
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
+        RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(p, SNAPSHOT_CHUNK);
+        GrpcConfigKeys.Server.setInstallSnapshotRequestElementLimit(p, SNAPSHOT_REQUESTS_OUTSTANDING);
         RaftServerConfigKeys.Log.Appender.setRetryPolicy(p, APPENDER_RETRY);
 
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);

@@ -29,6 +29,13 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(900)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterCatchUpIT extends ClusterFaultRun {
+    /**
+     * From the follower that was down listening to it holding everything committed before. Before the
+     * smaller snapshot-install window (RatisConfig: 2 requests of 1 MiB outstanding, not 8 of 16 MiB)
+     * this took 14.7–20.4 s: the leaders' appenders were stuck 24 s in an install begun while it was down.
+     */
+    private static final Duration CATCH_UP_BOUND = Duration.ofSeconds(10);
+
     private static final int SNAPSHOT_EVERY = 50;
     private static final int PAD = 1_500;
     private static final Duration WRITES_MAX = Duration.ofSeconds(240);
@@ -93,6 +100,8 @@ class ClusterCatchUpIT extends ClusterFaultRun {
             assertTrue(snapshot >= held[k], "shard " + k + ": n2 did not install a snapshot past " + held[k] + " (has " + snapshot + ")");
         }
         System.out.println(report);
+        assertTrue(restart.caughtUp().compareTo(CATCH_UP_BOUND) < 0, "caught up " + restart.caughtUp().toMillis()
+                + " ms after listening");
         probe.checkHistory("after the follower that was down caught up", List.of("n1", "n2", "n3"), acked, row);
     }
 
