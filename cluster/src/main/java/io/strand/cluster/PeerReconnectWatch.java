@@ -21,7 +21,7 @@ import org.apache.ratis.protocol.RaftPeerId;
  * configurable through Ratis), and a call on a channel in its backoff fails at once without trying.
  * Measured under {@code -Preliability} (ClusterMajorityIT, 2026-12-06): after ~45 s with a majority
  * down, writes resumed 16–21 s after the returning node listened (two runs); with this watch
- * 0.85–1.17 s (three). (A follower catching up by snapshot after a long outage took 15–18 s either way: not this.)
+ * 0.28–1.17 s (four).
  * {@code handleException(peer, e, true)} on
  * the server's RPC is Ratis's own way to reset a peer's proxy: the next call builds a new channel.
  */
