@@ -76,8 +76,8 @@ final class RatisConfig {
      * 16 MiB, 128 MiB per follower being installed. A shard's snapshot holds queue cycle files of tens of
      * MiB, so a node leading several shards whose follower came back after a long outage ran out of heap
      * in its appenders (seen with the test nodes' {@code -Xmx256m} in {@code ClusterCatchUpIT}: 595
-     * {@code OutOfMemoryError}s in one run, each restarting the appender and the install, which took the
-     * follower 15–18 s to catch up). 1 MiB: 8 MiB per follower.
+     * {@code OutOfMemoryError}s in one run, each restarting the appender and the install). 1 MiB: with
+     * {@link #SNAPSHOT_REQUESTS_OUTSTANDING}, 2 MiB per follower being installed.
      */
     static final SizeInBytes SNAPSHOT_CHUNK = SizeInBytes.valueOf(1L << 20);
     /**
