@@ -118,16 +118,12 @@ final class ClusterStatusReader {
         }
     }
 
-    private static boolean reachable(ClusterSpec.Member m) {
-        return reachable(new InetSocketAddress(m.host(), m.port()));
-    }
-
-    /** Whether a TCP connect to {@code address} succeeds within {@value #CONNECT_TIMEOUT_MS} ms (the node probe). */
-    static boolean reachable(InetSocketAddress address) {
+    /** The node probe: whether a TCP connect to {@code m}'s Raft port succeeds within {@value #CONNECT_TIMEOUT_MS} ms. */
+    static boolean reachable(ClusterSpec.Member m) {
         try (Socket s = new Socket()) {
-            s.connect(address, CONNECT_TIMEOUT_MS);
+            s.connect(new InetSocketAddress(m.host(), m.port()), CONNECT_TIMEOUT_MS);
             return true;
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
             return false;
         }
     }

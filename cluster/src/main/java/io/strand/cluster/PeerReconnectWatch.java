@@ -1,6 +1,5 @@
 package io.strand.cluster;
 
-import java.net.InetSocketAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -21,9 +20,8 @@ import org.apache.ratis.protocol.RaftPeerId;
  * configurable through Ratis), and a call on a channel in its backoff fails at once without trying.
  * Measured under {@code -Preliability} (ClusterMajorityIT, 2026-12-06): after ~45 s with a majority
  * down, writes resumed 16–21 s after the returning node listened (two runs); with this watch
- * 0.28–1.17 s (four).
- * {@code handleException(peer, e, true)} on
- * the server's RPC is Ratis's own way to reset a peer's proxy: the next call builds a new channel.
+ * 0.28–1.17 s (four). {@code handleException(peer, e, true)} on the server's RPC is Ratis's own way
+ * to reset a peer's proxy: the next call builds a new channel.
  */
 final class PeerReconnectWatch implements Runnable {
     static final long PERIOD_MILLIS = 500;
@@ -92,20 +90,18 @@ final class PeerReconnectWatch implements Runnable {
         }
         Thread.ofVirtual().name("peer-probe-" + peer.getId()).start(() -> {
             try {
-                answers.put(peer.getId(), reachable(peer.getAddress()));
+                answers.put(peer.getId(), reachable(peer));
             } finally {
                 probing.remove(peer.getId());
             }
         });
     }
 
-    private static boolean reachable(String address) {
-        int colon = address.lastIndexOf(':');
+    private static boolean reachable(RaftPeer peer) {
         try {
-            return ClusterStatusReader.reachable(new InetSocketAddress(address.substring(0, colon),
-                    Integer.parseInt(address.substring(colon + 1))));
-        } catch (RuntimeException e) {
-            return false; // not host:port
+            return ClusterStatusReader.reachable(ClusterSpec.Member.parse(peer.getId() + "=" + peer.getAddress()));
+        } catch (IllegalArgumentException e) {
+            return false; // not HOST:PORT
         }
     }
 

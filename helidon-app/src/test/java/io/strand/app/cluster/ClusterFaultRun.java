@@ -1,6 +1,7 @@
 package io.strand.app.cluster;
 
 import io.strand.app.reliability.ReliabilityReport;
+import io.strand.app.reliability.ReliabilityRow;
 import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.ClusterProbe;
 import java.lang.annotation.ElementType;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the nodes are up, its own {@code @AfterAll} before they are killed. Each subclass also carries
  * {@link ReliabilityOnly} (JUnit does not inherit the condition): these runs take minutes and run
  * only with {@code -Preliability}, where each test is one row of the reliability table (its history
- * check's counts, through {@link ClusterProbe#checkHistory(String, List, List, io.strand.app.reliability.ReliabilityRow)}).
+ * check's counts, through {@link ClusterProbe#checkHistory(String, List, List, ReliabilityRow)}).
  * Owned by the test thread.
  */
 @Tag("reliability")

@@ -101,12 +101,13 @@ class ClusterMajorityIT extends ClusterFaultRun {
                 .append(resumeMs).append(" ms after the restart began (")
                 .append((restartedAt - killedAt) / 1_000_000).append(" ms after the kill)\n");
         System.out.println(table);
-        long resumedAfterListening = resumeMs.stream().mapToLong(Long::longValue).max().orElse(0) - listeningMs;
+        long resumedMs = resumeMs.stream().mapToLong(Long::longValue).max().orElse(0);
+        long resumedAfterListening = resumedMs - listeningMs;
         assertTrue(resumedAfterListening < RESUME_BOUND.toMillis(), "writes resumed " + resumedAfterListening
                 + " ms after the restarted node listened");
         row.note("writes refused 503 retryable within " + slowestRefusalMs + " ms, local reads served; a node restarted (listening"
                 + " after " + listeningMs + " ms): a write on every shard acknowledged "
-                + resumeMs.stream().mapToLong(Long::longValue).max().orElse(0) + " ms after its restart began");
+                + resumedMs + " ms after its restart began");
         // a refused write may still be applied once the majority is back (a 503 says "may or may not"), never twice:
         // the duplicates column counts it
         probe.checkHistory("history after the majority came back", List.of("n1", "n2"), acked, row);

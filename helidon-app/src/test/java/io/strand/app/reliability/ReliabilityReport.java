@@ -13,6 +13,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.TestWatcher;
+import org.opentest4j.TestAbortedException;
 
 /**
  * The reliability suite's recorder (thread-safe: rows are appended under the class lock, each as one
@@ -61,7 +62,7 @@ public final class ReliabilityReport implements ParameterResolver, AfterTestExec
             row = new ReliabilityRow(scenarioName(c)); // a test that reports no counts still gets its outcome row
         }
         Optional<Throwable> failure = c.getExecutionException();
-        if (failure.isPresent() && failure.get() instanceof org.opentest4j.TestAbortedException aborted) {
+        if (failure.isPresent() && failure.get() instanceof TestAbortedException aborted) {
             write(row.scenario(), new ReliabilityRow("").counts(), "not run: " + firstLine(aborted)); // an assumption failed
             return;
         }

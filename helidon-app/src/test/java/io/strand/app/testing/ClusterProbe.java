@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.reliability.ReliabilityRow;
 import io.strand.cluster.ClusterSpec;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -336,7 +337,7 @@ public final class ClusterProbe {
      * acknowledged appends, and lost (missing or at another seq), duplicated and gaps on the worst node.
      */
     public SortedMap<String, String> checkHistory(String title, List<String> ids, List<Acked> acked,
-                                                  io.strand.app.reliability.ReliabilityRow row) {
+                                                  ReliabilityRow row) {
         long worstLost = 0;
         long worstDuplicates = 0;
         long worstGaps = 0;
