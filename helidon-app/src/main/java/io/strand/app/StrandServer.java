@@ -83,7 +83,6 @@ public final class StrandServer implements AutoCloseable {
     private final ColdTier coldTier;
     private final Authenticator authenticator;
     private final AuditLog audit;
-    private final io.strand.logtier.Retention retention;
     private final OpenSockets sockets;
     private final WsEventLoops wsLoops;
     private final ConnectionGuard guard;
@@ -134,9 +133,9 @@ public final class StrandServer implements AutoCloseable {
         this.recovering = recovering;
         this.config = config;
         if (config.cluster() != null) {
-            // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node); retention
-            // and Durable Streams are single-node features for now (they keep node-local state that is not
-            // replicated), so their routes answer 501
+            // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node), trims and
+            // retention through each shard's log; Durable Streams is a single-node feature for now (its stream registry
+            // is node-local state that is not replicated), so its routes answer 501
             ClusterPlacement cluster = ClusterPlacement.start(config, metrics);
             this.placement = cluster;
             this.cluster = cluster;
@@ -147,7 +146,6 @@ public final class StrandServer implements AutoCloseable {
             this.coldTier = null;
             this.dsRegistry = null;
             this.dsHttp = null;
-            this.retention = null;
             System.getLogger("strand").log(System.Logger.Level.INFO, "cluster node " + config.cluster().nodeId() + ": "
                     + config.cluster().shards() + " shards over " + config.cluster().members()
                     + (cluster.hasColdTier() ? "; cold tier " + config.cold() + " shared by every"
@@ -166,11 +164,10 @@ public final class StrandServer implements AutoCloseable {
             this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
             this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
             // after the replay: the worker's first pass finishes trims a crash interrupted
-            this.retention = new io.strand.logtier.Retention(logs, config.retentionDefaults(), config.retentionCheckInterval(),
-                    io.strand.coldtier.ColdLogConfig.DEFAULT_COMPACTION_GRACE);
-            singleNodeMetrics();
+            home.startRetention(config.retentionDefaults(), config.retentionCheckInterval(), null);
         }
         coldMetrics();
+        retentionMetrics();
         this.authenticator = authFor.apply(placement);
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         this.audit = new AuditLog(placement);
@@ -270,13 +267,20 @@ public final class StrandServer implements AutoCloseable {
         metrics.counter("strand.cold.cache.misses", "Cold block cache misses (each one ranged read of the store)", () -> coldStat("cacheMisses"));
     }
 
-    private void singleNodeMetrics() {
-        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", retention.trims::get);
-        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)", retention.failures::get);
-        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", retention.hotFilesDeleted::get);
-        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first", retention.coldSegmentsRetired::get);
+    /** The retention workers' counters, summed over this node's store sets. */
+    private void retentionMetrics() {
+        metrics.counter("strand.retention.trims", "Trims that moved a log's first (requests and policies)", () -> retentionStat(r -> r.trims));
+        metrics.counter("strand.retention.failures", "Retention worker steps that failed (retried on its next pass)",
+                () -> retentionStat(r -> r.failures));
+        metrics.counter("strand.retention.hot.files.deleted", "Hot cycle files deleted below a log's first", () -> retentionStat(r -> r.hotFilesDeleted));
+        metrics.counter("strand.retention.cold.segments.retired", "Cold segments retired below a log's first",
+                () -> retentionStat(r -> r.coldSegmentsRetired));
         metrics.counter("strand.retention.cold.segments.deleted", "Retired cold segments deleted after the grace period",
-                retention.coldSegmentsDeleted::get);
+                () -> retentionStat(r -> r.coldSegmentsDeleted));
+    }
+
+    private long retentionStat(java.util.function.Function<io.strand.logtier.Retention, java.util.concurrent.atomic.AtomicLong> counter) {
+        return placement.all().stream().mapToLong(st -> counter.apply(st.retention()).get()).sum();
     }
 
     /**
@@ -370,15 +374,14 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.placement, io, s.metrics, s.audit,
                         s.dsRegistry == null ? (ws, log, info) -> { } : s.dsRegistry::annotate)))
                 .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
+                .register("/v1", routes.recording("/v1", new RetentionHttp(s.placement.writes(), io, s.audit)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)));
         if (s.cluster == null) {
             routing.register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, ColdHttp.ColdWriters.ANY_NODE)))
-                    .register("/v1", routes.recording("/v1", new RetentionHttp(s.retention, io, s.audit)))
                     .any("/ds/*", s.dsHttp);
         } else {
             routing.register("/v1", routes.recording("/v1", new ClusterHttp(s.cluster, io, s.audit, s::url)))
                     .register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, s.cluster::requireColdWriter)))
-                    .register("/v1", routes.recording("/v1", new SingleNodeOnly()))
                     .any("/ds/*", SingleNodeOnly::refuse);
         }
         routing
@@ -435,7 +438,6 @@ public final class StrandServer implements AutoCloseable {
         guard.close();
         if (dsHttp != null) {
             dsHttp.close();
-            retention.close();
         }
         if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
             jwt.close(); // its follower reads the _system shard's stores

@@ -13,6 +13,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -34,6 +36,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ol>
  * A segment or cycle file that holds {@code first} stays whole; reads still start at {@code first}.
  * Fail points: {@code trim.afterCommit}, {@code trim.afterColdManifest}, {@code trim.afterHotDrop}.
+ *
+ * <p>A cluster replica (with {@link ReplicatedTrims}): trims and policies come from its shard's Raft
+ * log ({@link #trimAsync}, {@link #policyAsync}, in log order); its worker decides policy trims only
+ * while the replica leads the shard, and proposes them rather than apply them. Every replica gives
+ * back its own hot files below {@code first}; cold segments are retired by the leader only (the
+ * manifest commit is fenced by its term, see {@link io.strand.coldtier.WriterTerm}).
  */
 public final class Retention implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("strand.retention");
@@ -48,6 +56,8 @@ public final class Retention implements AutoCloseable {
     private final RetentionPolicy defaults;
     private final Duration interval;
     private final Duration coldGrace;
+    /** A cluster replica's way to its shard's Raft log; null on a single node. */
+    private final ReplicatedTrims replicated;
     private final ConcurrentLinkedQueue<String> requests = new ConcurrentLinkedQueue<>();
     /** When the next pass over every log is due (System.nanoTime); the agent's thread only. */
     private long nextPass = System.nanoTime(); // a pass at start finishes what a crash interrupted
@@ -69,7 +79,13 @@ public final class Retention implements AutoCloseable {
      * @param coldGrace how long retired cold segments stay readable
      */
     public Retention(LogStore logs, RetentionPolicy defaults, Duration interval, Duration coldGrace) {
+        this(logs, defaults, interval, coldGrace, null);
+    }
+
+    /** As above for a cluster replica: policy trims are decided by the shard's leader and proposed through {@code replicated}. */
+    public Retention(LogStore logs, RetentionPolicy defaults, Duration interval, Duration coldGrace, ReplicatedTrims replicated) {
         this.logs = logs;
+        this.replicated = replicated;
         this.defaults = defaults;
         this.interval = interval;
         this.coldGrace = coldGrace;
@@ -93,34 +109,52 @@ public final class Retention implements AutoCloseable {
      *         {@code head}) when {@code before} passes {@code head+1}; nothing changed then
      */
     public Trimmed trim(String ws, String name, long before) {
-        Names.workspace(ws);
-        Names.object("log", name);
-        if (before < 0) {
-            throw StrandException.badRequest("before must be ≥ 0, not " + before);
+        return join(trimAsync(ws, name, before, false));
+    }
+
+    /**
+     * {@link #trim} as a turn on the workspace's writer, ordered with its appends: what a cluster
+     * replica runs when it applies a committed trim. {@code clamp} (a policy trim the leader
+     * decided) takes a {@code before} past {@code head+1} as {@code head+1} instead of refusing it.
+     */
+    public CompletableFuture<Trimmed> trimAsync(String ws, String name, long before, boolean clamp) {
+        try {
+            Names.workspace(ws);
+            Names.object("log", name);
+            if (before < 0) {
+                throw StrandException.badRequest("before must be ≥ 0, not " + before);
+            }
+        } catch (StrandException e) {
+            return CompletableFuture.failedFuture(e);
         }
-        Trimmed t = onWriter(ws, name, log -> {
+        return onWriter(ws, name, log -> {
             long head = log.head();
-            if (before > head + 1) {
+            if (before > head + 1 && !clamp) {
                 throw new StrandException(ErrorCode.BAD_REQUEST, "before " + before + " is past head+1 of log " + name
                         + " (head " + head + ")", Map.of("head", head));
             }
-            moveFirst(log, before);
+            moveFirst(log, Math.min(before, head + 1));
             return new Trimmed(log.first(), head);
         });
-        request(ws, name);
-        return t;
     }
 
     /** Sets a log's own policy ({@link RetentionPolicy#UNLIMITED} keeps everything), durably; {@code not_found} for a missing log. */
     public RetentionPolicy policy(String ws, String name, RetentionPolicy policy) {
-        Names.workspace(ws);
-        Names.object("log", name);
-        onWriter(ws, name, log -> {
+        return join(policyAsync(ws, name, policy));
+    }
+
+    /** {@link #policy} as a turn on the workspace's writer (what a cluster replica applies). */
+    public CompletableFuture<RetentionPolicy> policyAsync(String ws, String name, RetentionPolicy policy) {
+        try {
+            Names.workspace(ws);
+            Names.object("log", name);
+        } catch (StrandException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return onWriter(ws, name, log -> {
             log.retention(log.retention().withPolicy(policy));
-            return null;
+            return policy;
         });
-        request(ws, name);
-        return policy;
     }
 
     /** Moves the log's first to {@code before} when that is forward; writer thread. */
@@ -132,19 +166,26 @@ public final class Retention implements AutoCloseable {
         }
     }
 
-    /** Runs {@code change} on the log's writer, the log held open meanwhile; {@code not_found} when it does not exist. */
-    private <T> T onWriter(String ws, String name, java.util.function.Function<Log, T> change) {
-        Object[] out = new Object[1];
-        boolean found = logs.withLog(ws, name, log -> {
-            out[0] = LogStore.onWriter(logs.writers(), ws, () -> change.apply(log));
-            return true;
-        }, false);
-        if (!found) {
-            throw StrandException.notFound("log '" + name + "' does not exist in workspace '" + ws + "'");
+    /**
+     * Runs {@code change} as a turn on the workspace's writer with the log open, then asks the worker
+     * to look at the log; {@code not_found} when it does not exist.
+     */
+    private <T> CompletableFuture<T> onWriter(String ws, String name, java.util.function.Function<Log, T> change) {
+        return logs.writers().submit(ws, commit -> logs.withLog(ws, name, change, null)).thenApply(out -> {
+            if (out == null) {
+                throw StrandException.notFound("log '" + name + "' does not exist in workspace '" + ws + "'");
+            }
+            request(ws, name);
+            return out;
+        });
+    }
+
+    private static <T> T join(CompletableFuture<T> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
         }
-        @SuppressWarnings("unchecked")
-        T result = (T) out[0];
-        return result;
     }
 
     // ---------------------------------------------------------------- worker
@@ -222,10 +263,15 @@ public final class Retention implements AutoCloseable {
                     : Names.SYSTEM_WORKSPACE.equals(ws) ? RetentionPolicy.UNLIMITED : defaults;
             long keep = policy.keepFrom(log.head(), log.dataBytes(), System.currentTimeMillis(), log::seqAtOrAfter);
             if (keep > log.floor()) {
-                LogStore.onWriter(logs.writers(), ws, () -> {
-                    moveFirst(log, Math.min(keep, log.head() + 1));
-                    return null;
-                });
+                long before = Math.min(keep, log.head() + 1);
+                if (replicated == null) {
+                    LogStore.onWriter(logs.writers(), ws, () -> {
+                        moveFirst(log, before);
+                        return null;
+                    });
+                } else if (replicated.leads()) {
+                    join(replicated.proposeTrim(ws, name, before)); // every replica moves first when it applies it
+                }
             }
             reclaim(ws, name, log);
             return true;
@@ -241,7 +287,7 @@ public final class Retention implements AutoCloseable {
         Roller roller = logs.roller();
         ColdTier tier = logs.coldTier();
         Runnable steps = () -> {
-            if (tier != null) {
+            if (tier != null && tier.writerTerm().current() >= 0) { // a cluster's followers leave the shared store to the leader
                 ColdLog cold = tier.log(ws, name);
                 coldSegmentsRetired.addAndGet(cold.trimBefore(first, coldGrace));
                 Instant now = Instant.now();

@@ -60,7 +60,7 @@ final class ClusterBench {
     private ClusterBench() {
     }
 
-    /** Scenarios a cluster can run: not the Durable Streams ones and not the cold tier's (501 in cluster mode for now). */
+    /** Scenarios a cluster can run: not the Durable Streams ones (501 in cluster mode for now) and not the cold tier's (the bench starts its cluster without {@code --cold}). */
     static boolean supported(String scenario) {
         return !scenario.startsWith("ds-") && !scenario.startsWith("cold-") && !scenario.equals("roll") && !scenario.equals("compact");
     }

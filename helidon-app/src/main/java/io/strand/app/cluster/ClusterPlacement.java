@@ -16,6 +16,7 @@ import io.strand.coldtier.ColdStore;
 import io.strand.core.Durability;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
+import io.strand.logtier.ReplicatedTrims;
 import io.strand.logtier.ColdTier;
 import java.nio.file.Path;
 import java.util.List;
@@ -152,6 +153,21 @@ public final class ClusterPlacement implements Placement {
                             : n.submit(shard, ShardCommands.coldCovered(ws, log, coldLast));
                 });
             }
+            // trims and policies come through the shard's log; only the leader's worker decides policy trims
+            stores.startRetention(config.retentionDefaults(), config.retentionCheckInterval(), new ReplicatedTrims() {
+                @Override
+                public boolean leads() {
+                    RaftNode n = raft.get();
+                    return n != null && n.leaderTerm(shard) >= 0;
+                }
+
+                @Override
+                public CompletableFuture<?> proposeTrim(String ws, String log, long before) {
+                    RaftNode n = raft.get();
+                    return n == null ? CompletableFuture.failedFuture(unavailable(shard, "the node is starting"))
+                            : n.submit(shard, ShardCommands.trim(ws, log, before, true)).thenApply(ShardCommands::readTrimmed);
+                }
+            });
             StoresEngine[] self = new StoresEngine[1];
             self[0] = new StoresEngine(stores, () -> closing(shard, self[0]));
             engines.put(shard, self[0]);

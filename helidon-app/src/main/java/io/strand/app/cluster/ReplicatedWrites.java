@@ -12,6 +12,8 @@ import io.strand.core.StrandException;
 import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import java.util.function.ToIntFunction;
@@ -82,6 +84,23 @@ final class ReplicatedWrites implements WritePath {
                     + " by replicas); see README \"Cluster\""));
         }
         return submit(ws, ShardCommands.deleteLog(ws, log)).thenApply(ShardCommands::readBoolean);
+    }
+
+    @Override
+    public CompletableFuture<Retention.Trimmed> trim(String ws, String log, long before) {
+        Names.workspace(ws);
+        Names.object("log", log);
+        return submit(ws, ShardCommands.trim(ws, log, before, false)).thenApply(ShardCommands::readTrimmed);
+    }
+
+    @Override
+    public CompletableFuture<RetentionPolicy> retention(String ws, String log, RetentionPolicy policy) {
+        Names.workspace(ws);
+        Names.object("log", log);
+        return submit(ws, ShardCommands.retention(ws, log, policy)).thenApply(r -> {
+            ShardCommands.readEmpty(r);
+            return policy;
+        });
     }
 
     /** The replica ran without a write-ahead log of its own: the durability clients get is the Raft quorum. */

@@ -7,6 +7,8 @@ import io.strand.core.Json;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -35,11 +37,16 @@ import java.util.Map;
  *   4 deleteLog  str ws, str log
  *   5 coldCovered str ws, str log, i64 coldLast   (step 6 of a roll: proposed by the shard's leader
  *                after its manifest commit; see {@link io.strand.logtier.LogStore#dropCovered})
+ *   6 trim       str ws, str log, i64 before   (SPEC §12, a client's: refused past head+1)
+ *   7 trimToPolicy str ws, str log, i64 before (the leader's retention worker: before clamped to head+1)
+ *   8 retention  str ws, str log, str policy (JSON: maxAgeSeconds, maxEntries, maxBytes, each null = unlimited)
  * reply    := u8 0 (ok), result | u8 1 (error), str code (SPEC §2 wire code), str message, str extras (JSON object)
  *   append result   i64 firstSeq, i64 lastSeq, i64 ts, u8 duplicate
  *   doc/txn result  str reply (JSON object)
  *   deleteLog       u8 existed
  *   coldCovered     u32 hot files the answering replica dropped
+ *   trim, trimToPolicy  i64 first, i64 head
+ *   retention       (nothing)
  * </pre>
  * A command is committed when its Raft entry is (a majority of the shard's replicas hold it); it
  * takes effect on each replica when that replica applies the entry.
@@ -50,11 +57,17 @@ public final class ShardCommands {
     static final byte TXN = 3;
     static final byte DELETE_LOG = 4;
     static final byte COLD_COVERED = 5;
+    static final byte TRIM = 6;
+    static final byte TRIM_TO_POLICY = 7;
+    static final byte RETENTION = 8;
 
     private ShardCommands() {
     }
 
-    /** A decoded command; {@code body} is the doc or txn request, {@code append} the append, {@code seq} coldCovered's coldLast. */
+    /**
+     * A decoded command; {@code body} is the doc or txn request (a retention command's policy),
+     * {@code append} the append, {@code seq} coldCovered's coldLast or a trim's before.
+     */
     public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body, long seq) {
         Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body) {
             this(type, ws, name, op, append, body, 0);
@@ -121,6 +134,25 @@ public final class ShardCommands {
         });
     }
 
+    /** A trim; {@code toPolicy}: the leader's retention worker decided it (applied clamped to head+1). */
+    public static byte[] trim(String ws, String log, long before, boolean toPolicy) {
+        return write(out -> {
+            out.writeByte(toPolicy ? TRIM_TO_POLICY : TRIM);
+            str(out, ws);
+            str(out, log);
+            out.writeLong(before);
+        });
+    }
+
+    public static byte[] retention(String ws, String log, RetentionPolicy policy) {
+        return write(out -> {
+            out.writeByte(RETENTION);
+            str(out, ws);
+            str(out, log);
+            str(out, Json.MAPPER.writeValueAsString(policy));
+        });
+    }
+
     /** Decodes a command; a command that does not decode is a bug or corruption, never a request error. */
     public static Command read(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
@@ -159,7 +191,8 @@ public final class ShardCommands {
                     yield new Command(type, ws, null, null, null, Json.MAPPER.readTree(str(in)));
                 }
                 case DELETE_LOG -> new Command(type, str(in), str(in), null, null, null);
-                case COLD_COVERED -> new Command(type, str(in), str(in), null, null, null, in.readLong());
+                case COLD_COVERED, TRIM, TRIM_TO_POLICY -> new Command(type, str(in), str(in), null, null, null, in.readLong());
+                case RETENTION -> new Command(type, str(in), str(in), null, null, Json.MAPPER.readTree(str(in)));
                 default -> throw new IllegalStateException("unknown replicated command type " + type);
             };
         } catch (IOException e) {
@@ -196,6 +229,36 @@ public final class ShardCommands {
             out.writeByte(0);
             out.writeInt(count);
         });
+    }
+
+    public static byte[] trimReply(Retention.Trimmed t) {
+        return write(out -> {
+            out.writeByte(0);
+            out.writeLong(t.first());
+            out.writeLong(t.head());
+        });
+    }
+
+    public static Retention.Trimmed readTrimmed(byte[] reply) {
+        return read(reply, in -> new Retention.Trimmed(in.readLong(), in.readLong()));
+    }
+
+    public static byte[] emptyReply(Object ignored) {
+        return new byte[] {0};
+    }
+
+    /** Throws the error the replica answered, if it did. */
+    public static void readEmpty(byte[] reply) {
+        read(reply, in -> null);
+    }
+
+    /** A retention command's policy. */
+    static RetentionPolicy policy(Command c) {
+        try {
+            return Json.MAPPER.treeToValue(c.body(), RetentionPolicy.class);
+        } catch (IOException e) {
+            throw new UncheckedIOException("a replicated retention policy does not decode", e);
+        }
     }
 
     public static int readCount(byte[] reply) {

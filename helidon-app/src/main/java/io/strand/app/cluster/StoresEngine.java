@@ -55,6 +55,9 @@ final class StoresEngine implements ShardEngine {
                 case ShardCommands.TXN -> writes.txn(c.ws(), c.body(), Principal.ROOT).thenApply(ShardCommands::jsonReply);
                 case ShardCommands.DELETE_LOG -> writes.deleteLog(c.ws(), c.name()).thenApply(ShardCommands::booleanReply);
                 case ShardCommands.COLD_COVERED -> stores.logs().dropCovered(c.ws(), c.name(), c.seq()).thenApply(ShardCommands::countReply);
+                case ShardCommands.TRIM, ShardCommands.TRIM_TO_POLICY -> stores.retention().trimAsync(c.ws(), c.name(), c.seq(),
+                        c.type() == ShardCommands.TRIM_TO_POLICY).thenApply(ShardCommands::trimReply);
+                case ShardCommands.RETENTION -> writes.retention(c.ws(), c.name(), ShardCommands.policy(c)).thenApply(ShardCommands::emptyReply);
                 default -> throw new IllegalStateException("unknown command type " + c.type());
             };
         } catch (RuntimeException e) {

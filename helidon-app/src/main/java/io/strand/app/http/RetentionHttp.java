@@ -11,6 +11,7 @@ import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.audit.AuditLog;
 import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
+import io.strand.app.stores.WritePath;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.Retention;
@@ -26,12 +27,13 @@ import java.util.Set;
  */
 public final class RetentionHttp implements HttpService {
     private static final Set<String> POLICY_FIELDS = Set.of("maxAgeSeconds", "maxEntries", "maxBytes");
-    private final Retention retention;
+    private final WritePath writes;
     private final HttpIo io;
     private final AuditLog audit;
 
-    public RetentionHttp(Retention retention, HttpIo io, AuditLog audit) {
-        this.retention = retention;
+    /** {@code writes}: a single node's own stores, or a cluster node's proposals to the workspace's shard. */
+    public RetentionHttp(WritePath writes, HttpIo io, AuditLog audit) {
+        this.writes = writes;
         this.io = io;
         this.audit = audit;
     }
@@ -59,7 +61,7 @@ public final class RetentionHttp implements HttpService {
         }
         long n = before.asLong();
         Retention.Trimmed t = audit.perform(caller, "log.trim", "log:" + ws + "/" + log, Map.of("ws", ws, "log", log, "before", n),
-                () -> retention.trim(ws, log, n), done -> Map.of("first", done.first(), "head", done.head()));
+                () -> writes.trim(ws, log, n).join(), done -> Map.of("first", done.first(), "head", done.head()));
         HttpIo.ok(res, Map.of("first", t.first(), "head", t.head()));
     }
 
@@ -73,7 +75,7 @@ public final class RetentionHttp implements HttpService {
         details.put("log", log);
         details.put("retention", policy);
         RetentionPolicy set = audit.perform(caller, "log.retention", "log:" + ws + "/" + log, details,
-                () -> retention.policy(ws, log, policy), p -> Map.of());
+                () -> writes.retention(ws, log, policy).join(), p -> Map.of());
         HttpIo.ok(res, Map.of("retention", set));
     }
 

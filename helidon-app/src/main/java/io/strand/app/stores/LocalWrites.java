@@ -6,6 +6,8 @@ import io.strand.app.auth.Principal;
 import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -42,5 +44,15 @@ public final class LocalWrites implements WritePath {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    @Override
+    public CompletableFuture<Retention.Trimmed> trim(String ws, String log, long before) {
+        return stores.apply(ws).retention().trimAsync(ws, log, before, false);
+    }
+
+    @Override
+    public CompletableFuture<RetentionPolicy> retention(String ws, String log, RetentionPolicy policy) {
+        return stores.apply(ws).retention().policyAsync(ws, log, policy);
     }
 }

@@ -11,17 +11,22 @@ import io.strand.core.WriteAheadLog;
 import io.strand.core.Writers;
 import io.strand.docstore.DocStore;
 import io.strand.docstore.DocStoreConfig;
+import io.strand.coldtier.ColdLogConfig;
 import io.strand.logtier.LogStore;
+import io.strand.logtier.ReplicatedTrims;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * One complete set of stores over one directory: the {@link Writers} that own every write to it,
  * the log store, the doc store, the transaction intents, and the request-level doc and txn APIs.
  * A single node has one set over {@code --data}; a cluster node has one per shard it replicates,
  * over that shard's live directory. Thread-safe: each store is; the set itself never changes after
- * {@link #open}.
+ * {@link #open} and {@link #startRetention} (called once by the thread wiring the set, before it serves).
  *
  * <p>Opening replays the directory's write-ahead log (in {@code fsync} mode) and then the txn
  * intents, so nothing is served from a half-recovered set.
@@ -37,6 +42,8 @@ public final class Stores implements AutoCloseable {
     private final TxnApi txnApi;
     private final long replayed;
     private final long replayMillis;
+    /** The retention worker over these stores; set once by {@link #startRetention}. */
+    private volatile Retention retention;
 
     private Stores(Path dir, DiskSpace disk, Writers writers, LogStore logs, DocStore docs, TxnIntents txnIntents,
                    DocApi docApi, TxnApi txnApi, long replayed, long replayMillis) {
@@ -110,6 +117,29 @@ public final class Stores implements AutoCloseable {
         return txnApi;
     }
 
+    /**
+     * Starts the trims and retention of SPEC §12 over these stores: once, after the cold tier is
+     * enabled on the log store (the worker's first pass gives back space a crash left).
+     *
+     * @param replicated a cluster replica's way to its shard (null on a single node)
+     */
+    public Retention startRetention(RetentionPolicy defaults, Duration interval, ReplicatedTrims replicated) {
+        if (retention != null) {
+            throw new IllegalStateException("retention already started on " + dir);
+        }
+        retention = new Retention(logs, defaults, interval, ColdLogConfig.DEFAULT_COMPACTION_GRACE, replicated);
+        return retention;
+    }
+
+    /** The retention worker and the trim and policy requests it serves (see {@link #startRetention}). */
+    public Retention retention() {
+        Retention r = retention;
+        if (r == null) {
+            throw new IllegalStateException("retention not started on " + dir);
+        }
+        return r;
+    }
+
     /** Write-ahead records replayed when this set opened (0 after a clean stop or in {@code os} mode). */
     public long replayed() {
         return replayed;
@@ -119,9 +149,13 @@ public final class Stores implements AutoCloseable {
         return replayMillis;
     }
 
-    /** Writers first (no turn runs after), then the intents, logs and docs. */
+    /** The retention worker first (it submits turns), then the writers (no turn runs after), the intents, logs and docs. */
     @Override
     public void close() {
+        Retention r = retention;
+        if (r != null) {
+            r.close();
+        }
         writers.close();
         txnIntents.close();
         logs.close();

@@ -6,6 +6,8 @@ import io.strand.app.auth.Principal;
 import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -24,4 +26,10 @@ public interface WritePath {
 
     /** Deletes a log's data; false when it did not exist. */
     CompletableFuture<Boolean> deleteLog(String ws, String log);
+
+    /** SPEC §12: entries below {@code before} become unreadable, durably ({@code not_found}, or {@code bad_request} past {@code head+1}). */
+    CompletableFuture<Retention.Trimmed> trim(String ws, String log, long before);
+
+    /** SPEC §12: sets a log's retention policy, durably ({@code not_found} for a missing log). */
+    CompletableFuture<RetentionPolicy> retention(String ws, String log, RetentionPolicy policy);
 }

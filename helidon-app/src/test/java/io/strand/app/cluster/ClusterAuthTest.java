@@ -20,6 +20,8 @@ import io.strand.core.StrandException;
 import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -86,6 +88,16 @@ class ClusterAuthTest {
 
                 @Override
                 public CompletableFuture<Boolean> deleteLog(String ws, String log) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public CompletableFuture<Retention.Trimmed> trim(String ws, String log, long before) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public CompletableFuture<RetentionPolicy> retention(String ws, String log, RetentionPolicy policy) {
                     throw new UnsupportedOperationException();
                 }
             };

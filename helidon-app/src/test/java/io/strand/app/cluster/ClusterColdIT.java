@@ -459,4 +459,72 @@ class ClusterColdIT {
                 lastBatch, perBatch, total, generationsSeen.get(), end.generation(), end.term(), end.lastSeq(), newLeader,
                 (firstAckAfterKill.get() - killedAt.get()) / 1_000_000);
     }
+
+    /**
+     * A trim taken by a follower (SPEC §12 in a cluster): every node serves the same gap and entries
+     * from the new first, and the shard's leader alone retires the cold segments wholly below it in
+     * the shared manifest (term-fenced); the followers retire none.
+     */
+    @Test
+    @Order(3)
+    void aTrimShouldRetireColdSegmentsOnTheLeaderOnlyAndReadAlikeOnEveryNode() {
+        String ws = "cold-c";
+        List<String> ids = List.of("n1", "n2", "n3");
+        int batches = 20;
+        int perBatch = 100;
+        for (int b = 0; b < batches; b++) {
+            appendUntilAcked(ws, batch("p-c", b + 1, perBatch), b, Duration.ofSeconds(60));
+            LockSupport.parkNanos(120_000_000); // spreads the entries over several one-second hot files
+        }
+        long total = (long) batches * perBatch;
+        awaitEveryNode(ws, "cold segments rolled", Duration.ofSeconds(120), ids,
+                (id, s) -> s.path("segments").asInt() < 2 ? "fewer than 2 cold segments" : null);
+        long coldBefore = manifest(ws).segments().size();
+        String leader = leaderOf(ws, "n1");
+        assertNotNull(leader);
+        String follower = ids.stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+        Map<String, Long> retiredBefore = new HashMap<>();
+        for (String id : ids) {
+            retiredBefore.put(id, retiredSegments(id));
+        }
+        long first = total - 99;
+        Http.Reply trim = http(follower).post(logPath(ws, LOG) + "/trim", "{\"before\":" + first + "}");
+        assertEquals(200, trim.status(), trim.body());
+        assertEquals(first, trim.json().path("first").asLong(), trim.body());
+
+        await("the leader retired every cold segment below first", Duration.ofSeconds(60),
+                () -> manifest(ws).segments().stream().allMatch(seg -> seg.lastSeq() >= first));
+        Manifest m = manifest(ws);
+        assertTrue(m.term() >= 1, "a leader's term commits the trim's manifest: " + m.term());
+        assertTrue(m.segments().size() < coldBefore, "segments retired: " + coldBefore + " → " + m.segments().size());
+        String read = null;
+        List<String> retiredBy = new ArrayList<>();
+        for (String id : ids) {
+            Http.Reply page = http(id).get(logPath(ws, LOG) + "/entries?from=1&limit=400");
+            assertEquals(200, page.status(), id + ": " + page.body());
+            JsonNode p = page.json();
+            assertEquals(first - 1, p.path("gap").path("to").asLong(), id + ": " + page.body());
+            assertEquals(100, p.path("entries").size(), id + ": " + page.body());
+            assertEquals(first, p.path("entries").get(0).path("seq").asLong(), id + ": " + page.body());
+            if (read == null) {
+                read = p.path("entries").toString();
+            } else {
+                assertEquals(read, p.path("entries").toString(), id + " reads other entries than the first node");
+            }
+            if (retiredSegments(id) > retiredBefore.get(id)) {
+                retiredBy.add(id);
+            }
+        }
+        // the leader retires (a leader moved since then would show as the one now named)
+        assertEquals(1, retiredBy.size(), "exactly one node retires the segments, its shard's leader: " + retiredBy);
+        assertTrue(retiredBy.contains(leader) || retiredBy.contains(leaderOf(ws, "n1")), retiredBy + " did not lead " + ws);
+    }
+
+    /** The node's {@code strand_retention_cold_segments_retired} counter. */
+    private long retiredSegments(String id) {
+        Http.Reply r = http(id).get("/observe/metrics");
+        assertEquals(200, r.status());
+        return r.body().lines().filter(l -> l.startsWith("strand_retention_cold_segments_retired"))
+                .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.testing.ClusterNodes;
+import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Three real server processes in cluster mode (SPEC §13) on loopback: writes on any node are
- * acknowledged at a quorum and read back identically from every node.
+ * acknowledged at a quorum and read back identically from every node; trims and retention
+ * policies (SPEC §12) taken by any node hold on every replica.
  */
 @Timeout(600)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -28,7 +30,7 @@ class ClusterIT {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-        nodes = new ClusterNodes(dir, 3, 4, List.of());
+        nodes = new ClusterNodes(dir, 3, 4, List.of("--retention-check-interval", "1s"));
         nodes.startAll();
     }
 
@@ -144,5 +146,79 @@ class ClusterIT {
         Http.Reply health = untilNot503(() -> http("n1").get("/observe/health"));
         assertEquals(200, health.status(), health.body());
         assertTrue(health.json().path("checks").toString().contains("\"cluster\""), health.body());
+    }
+
+    /** {@code n} entries {@code {"n":from..}} with producer fields, so a retried 503 ("outcome":"unknown") lands once. */
+    private void appendOnce(String id, String ws, String log, long from, int n) {
+        String body = ColdLogs.batch(from, n);
+        body = body.substring(0, body.length() - 1) + ",\"producerId\":\"it-" + log + "\",\"producerSeq\":" + from + "}";
+        String b = body;
+        Http.Reply r = untilNot503(() -> http(id).post(ColdLogs.logPath(ws, log) + "/entries", b));
+        assertEquals(200, r.status(), r.body());
+        assertEquals(from, r.json().path("firstSeq").asLong(), r.body());
+    }
+
+    /** Every node's first page of {@code ws/log} (after its read barrier): a gap below {@code first}, then seqs from it. */
+    private void assertFirstOnEveryNode(String ws, String log, long first, long head) {
+        for (String id : List.of("n1", "n2", "n3")) {
+            Http.Reply page = untilNot503(() -> http(id).get(ColdLogs.logPath(ws, log) + "/entries?from=1&limit=5"));
+            assertEquals(200, page.status(), page.body());
+            JsonNode p = page.json();
+            assertEquals(first, p.path("first").asLong(), id + ": " + page.body());
+            assertEquals(1, p.path("gap").path("from").asLong(), id + ": " + page.body());
+            assertEquals(first - 1, p.path("gap").path("to").asLong(), id + ": " + page.body());
+            assertEquals(first, p.path("entries").get(0).path("seq").asLong(), id + ": " + page.body());
+            assertEquals(first, p.path("entries").get(0).path("data").path("n").asLong(), id + ": " + page.body());
+            assertEquals(head, ColdLogs.info(http(id), ws, log).path("head").asLong(), id);
+        }
+    }
+
+    @Test
+    void aTrimOnAnyNodeShouldHideTheSameEntriesOnEveryNodeAndBeAudited() {
+        appendOnce("n1", "trims", "t", 1, 50);
+        Http.Reply trim = untilNot503(() -> http("n2").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":20}"));
+        assertEquals(200, trim.status(), trim.body());
+        assertEquals(20, trim.json().path("first").asLong(), trim.body());
+        assertEquals(50, trim.json().path("head").asLong(), trim.body());
+        assertFirstOnEveryNode("trims", "t", 20, 50);
+
+        // refused on every replica alike, nothing changed
+        Http.Reply past = http("n3").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":52}");
+        assertEquals(400, past.status(), past.body());
+        assertEquals(50, past.json().path("error").path("head").asLong(), past.body());
+        assertEquals(404, http("n1").post(ColdLogs.logPath("trims", "none") + "/trim", "{\"before\":1}").status());
+        Http.Reply lower = http("n3").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":5}");
+        assertEquals(200, lower.status(), lower.body());
+        assertEquals(20, lower.json().path("first").asLong(), "first only moves forward: " + lower.body());
+        assertFirstOnEveryNode("trims", "t", 20, 50);
+
+        appendOnce("n3", "trims", "t", 51, 1); // seqs go on after a trim
+        List<String> actions = new ArrayList<>();
+        for (JsonNode e : http("n1").get("/v1/ws/_system/logs/audit/entries?from=1&limit=1000").json().path("entries")) {
+            actions.add(e.path("data").path("action").asText() + ":" + e.path("data").path("phase").asText());
+        }
+        assertTrue(actions.containsAll(List.of("log.trim:intent", "log.trim:done", "log.trim:failed")), actions.toString());
+    }
+
+    /** The policy is set through one node; the shard's leader trims to it, and every replica shows the same first. */
+    @Test
+    void aRetentionPolicySetOnAnyNodeShouldTrimEveryReplica() {
+        appendOnce("n2", "kept", "r", 1, 30);
+        Http.Reply put = untilNot503(() -> http("n3").put(ColdLogs.logPath("kept", "r") + "/retention", "{\"maxEntries\":10}"));
+        assertEquals(200, put.status(), put.body());
+        assertEquals("{\"maxAgeSeconds\":null,\"maxEntries\":10,\"maxBytes\":null}", put.json().path("retention").toString());
+        assertEquals(400, http("n1").put(ColdLogs.logPath("kept", "r") + "/retention", "{\"maxEntries\":0}").status());
+        for (String id : List.of("n1", "n2", "n3")) {
+            ColdLogs.await(id + " trimmed to the policy", Duration.ofSeconds(30),
+                    () -> ColdLogs.info(http(id), "kept", "r").path("first").asLong() == 21);
+            assertEquals(10, ColdLogs.info(http(id), "kept", "r").path("retention").path("maxEntries").asLong(), id);
+        }
+        assertFirstOnEveryNode("kept", "r", 21, 30);
+        appendOnce("n1", "kept", "r", 31, 5); // the leader's next pass (1 s) trims again
+        for (String id : List.of("n1", "n2", "n3")) {
+            ColdLogs.await(id + " trimmed after more appends", Duration.ofSeconds(30),
+                    () -> ColdLogs.info(http(id), "kept", "r").path("first").asLong() == 26);
+        }
+        assertFirstOnEveryNode("kept", "r", 26, 35);
     }
 }

@@ -2,6 +2,8 @@ package io.strand.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
 import org.junit.jupiter.api.Test;
 
 class ShardCommandsTest {
@@ -21,5 +23,20 @@ class ShardCommandsTest {
         assertEquals(ShardCommands.DELETE_LOG, c.type());
         assertEquals("chat", c.name());
         assertEquals(0, c.seq());
+    }
+
+    @Test
+    void trimsAndPoliciesShouldDecodeToWhatTheyWereWrittenWith() {
+        ShardCommands.Command trim = ShardCommands.read(ShardCommands.trim("acme", "chat", 41, false));
+        assertEquals(ShardCommands.TRIM, trim.type());
+        assertEquals("chat", trim.name());
+        assertEquals(41, trim.seq());
+        assertEquals(ShardCommands.TRIM_TO_POLICY, ShardCommands.read(ShardCommands.trim("acme", "chat", 41, true)).type());
+        assertEquals(new Retention.Trimmed(41, 90), ShardCommands.readTrimmed(ShardCommands.trimReply(new Retention.Trimmed(41, 90))));
+        RetentionPolicy policy = new RetentionPolicy(3_600L, null, 1L << 40);
+        ShardCommands.Command set = ShardCommands.read(ShardCommands.retention("acme", "chat", policy));
+        assertEquals(ShardCommands.RETENTION, set.type());
+        assertEquals(policy, ShardCommands.policy(set));
+        ShardCommands.readEmpty(ShardCommands.emptyReply(null));
     }
 }

@@ -2,6 +2,7 @@ package io.strand.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.app.ServerConfig;
@@ -10,7 +11,14 @@ import io.strand.app.stores.Stores;
 import io.strand.core.Durability;
 import io.strand.core.Json;
 import io.strand.docstore.DocStore;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
+import io.strand.logtier.ReplicatedTrims;
+import io.strand.logtier.Retention;
+import io.strand.logtier.RetentionPolicy;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,7 +70,57 @@ class StoresEngineTest {
         assertEquals(1, toldWhileOpen.get());
     }
 
+    /** Two replicas applying the same trims and policy answer alike and hold the same first, also after a snapshot. */
+    @Test
+    void trimAndRetentionCommandsShouldAnswerAlikeOnEveryReplicaAndTravelInASnapshot(@TempDir Path dir) throws Exception {
+        Path snapshot = Files.createDirectories(dir.resolve("snapshot"));
+        StoresEngine a = new StoresEngine(open(dir.resolve("a")), () -> { });
+        StoresEngine b = new StoresEngine(open(dir.resolve("b")), () -> { });
+        try {
+            for (StoresEngine e : new StoresEngine[] {a, b}) {
+                for (int n = 1; n <= 5; n++) {
+                    e.apply(1_000, ShardCommands.append("w", "chat", AppendRequest.of(String.valueOf(n).getBytes(StandardCharsets.UTF_8)))).join();
+                }
+            }
+            for (StoresEngine e : new StoresEngine[] {a, b}) {
+                assertEquals(new Retention.Trimmed(3, 5), ShardCommands.readTrimmed(e.apply(1_001, ShardCommands.trim("w", "chat", 3, false)).join()));
+                StrandException past = assertThrows(StrandException.class,
+                        () -> ShardCommands.readTrimmed(e.apply(1_002, ShardCommands.trim("w", "chat", 7, false)).join()));
+                assertEquals(ErrorCode.BAD_REQUEST, past.code());
+                assertEquals(5L, ((Number) past.extras().get("head")).longValue());
+                StrandException missing = assertThrows(StrandException.class,
+                        () -> ShardCommands.readTrimmed(e.apply(1_003, ShardCommands.trim("w", "none", 1, false)).join()));
+                assertEquals(ErrorCode.NOT_FOUND, missing.code());
+                // the leader's policy trim is clamped to head+1, never refused
+                assertEquals(new Retention.Trimmed(6, 5), ShardCommands.readTrimmed(e.apply(1_004, ShardCommands.trim("w", "chat", 9, true)).join()));
+                ShardCommands.readEmpty(e.apply(1_005, ShardCommands.retention("w", "chat", new RetentionPolicy(null, 10L, null))).join());
+                assertEquals(6, e.stores().logs().info("w", "chat").orElseThrow().first());
+            }
+            a.snapshotTo(snapshot);
+        } finally {
+            a.close();
+            b.close();
+        }
+        try (Stores reopened = open(snapshot)) {
+            var info = reopened.logs().info("w", "chat").orElseThrow();
+            assertEquals(6, info.first());
+            assertEquals(10L, info.retention().maxEntries());
+        }
+    }
+
     private static Stores open(Path dir) {
-        return Stores.open("test", CONFIG, dir, Durability.OS, 1, new StrandMetrics(), null);
+        Stores stores = Stores.open("test", CONFIG, dir, Durability.OS, 1, new StrandMetrics(), null);
+        stores.startRetention(RetentionPolicy.UNLIMITED, Duration.ofSeconds(30), new ReplicatedTrims() {
+            @Override
+            public boolean leads() {
+                return false;
+            }
+
+            @Override
+            public CompletableFuture<?> proposeTrim(String ws, String log, long before) {
+                throw new AssertionError("a follower proposes no trim");
+            }
+        });
+        return stores;
     }
 }
