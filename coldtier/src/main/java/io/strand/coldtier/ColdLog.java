@@ -296,6 +296,40 @@ public final class ColdLog {
         });
     }
 
+    /**
+     * A cluster leader's delete of this log's cold part (a log a shard deleted): commits the next
+     * generation with no segment ({@link Manifest#emptied}; also when no manifest was stored), fenced by
+     * the leader's term, then deletes every other object under the prefix. The empty manifest stays as
+     * a tombstone: a deposed leader's roll of the deleted log can neither replace it (its generation
+     * and term are older) nor create it anew, and a later log of the same name rolls on from it, empty.
+     * Safe to repeat. Returns the generation committed (or found already empty).
+     */
+    public long retireDeleted() {
+        return guard(() -> {
+            Manifest m = update("empty the manifest of a deleted log",
+                    cur -> cur.generation() > 0 && cur.segments().isEmpty() && cur.pendingDeletes().isEmpty() ? null : cur.emptied());
+            mayWrite("delete the objects under " + prefix);
+            for (ColdStore.ObjectInfo o : store.list(prefix)) {
+                if (!o.key().equals(manifestKey)) {
+                    store.delete(o.key());
+                }
+            }
+            return m.generation();
+        });
+    }
+
+    /**
+     * A cluster replica's view after its shard's leader emptied this manifest at {@code generation}
+     * ({@link #retireDeleted}): an empty manifest of that generation is adopted unless a newer one is
+     * held, so no read goes on from a deleted log's manifest cached here. No store I/O.
+     */
+    public void adoptEmptied(long generation) {
+        ManifestStore.Snapshot emptied = new ManifestStore.Snapshot(
+                new Manifest(Manifest.FORMAT, ws, log, generation, List.of(), List.of(), 0), null);
+        // strictly newer only: the leader holds the same generation with the etag its next commit needs
+        snapshot.accumulateAndGet(emptied, (cur, seen) -> cur == null || cur.manifest().generation() < generation ? seen : cur);
+    }
+
     /** Deletes every object under this log's prefix (after {@link #deleteManifest}); returns how many. */
     public int deleteObjects() {
         return guard(() -> {

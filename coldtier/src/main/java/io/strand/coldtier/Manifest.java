@@ -165,6 +165,14 @@ public record Manifest(int format, String ws, String log, long generation, List<
         return new Manifest(FORMAT, ws, log, generation + 1, segments.subList(drop, segments.size()), pending, term);
     }
 
+    /**
+     * The next generation with no segment and nothing pending: what a cluster leader commits for a
+     * deleted log (its term fences every older writer; a later log of the same name starts from it).
+     */
+    public Manifest emptied() {
+        return new Manifest(FORMAT, ws, log, generation + 1, List.of(), List.of(), term);
+    }
+
     /** The next generation without the given pending deletes. */
     public Manifest withoutPending(Set<String> keys) {
         List<PendingDelete> pending = pendingDeletes.stream().filter(p -> !keys.contains(p.key())).toList();

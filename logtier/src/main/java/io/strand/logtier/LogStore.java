@@ -44,6 +44,8 @@ public final class LogStore implements AutoCloseable {
     private volatile Roller roller;
     /** A cluster replica's shared cold tier: step 6 of a roll goes through the shard's log; null on a single node. */
     private volatile ReplicatedRolls replicated;
+    /** A cluster replica's deleted logs whose shared cold part the leader has not emptied yet; null on a single node. */
+    private volatile ColdDeletes coldDeletes;
     private final java.util.concurrent.atomic.AtomicLong coveredDrops = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong coveredDropFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The server's retention defaults, shown in the info of logs without a policy of their own ({@link Retention}). */
@@ -118,6 +120,7 @@ public final class LogStore implements AutoCloseable {
      * {@link #dropCovered}. Call once, before the replica applies anything.
      */
     public void enableColdTier(ColdTier tier, ReplicatedRolls rolls) {
+        this.coldDeletes = new ColdDeletes(config.dataDir());
         this.replicated = rolls;
         enableColdTier(tier);
     }
@@ -136,8 +139,9 @@ public final class LogStore implements AutoCloseable {
         checkNames(ws, name);
         return writers.submit(ws, commit -> registry.withLog(ws, name, LogSlot.Open.IF_EXISTS, log -> {
             ColdTier tier = coldTier;
-            if (tier == null) {
-                return 0;
+            ColdDeletes deleted = coldDeletes;
+            if (tier == null || deleted != null && deleted.contains(ws, name)) {
+                return 0; // a step 6 of a deleted log: the log of this name now is another one
             }
             try {
                 io.strand.coldtier.ColdLog cold = tier.log(ws, name);
@@ -156,6 +160,37 @@ public final class LogStore implements AutoCloseable {
                 return 0;
             }
         }, 0));
+    }
+
+    /**
+     * A cluster replica applies "the leader emptied the deleted {@code ws/name}'s manifest at
+     * {@code generation}" (see {@link ColdDeletes}), as a turn on the workspace's writer so it stays
+     * ordered with the step 6s before it: this replica's view of the manifest moves to that empty
+     * generation (no store I/O) and the name is no longer pending.
+     */
+    public CompletableFuture<Void> coldDeleted(String ws, String name, long generation) {
+        checkNames(ws, name);
+        return writers.submit(ws, commit -> {
+            ColdTier tier = coldTier;
+            if (tier != null) {
+                tier.log(ws, name).adoptEmptied(generation);
+            }
+            ColdDeletes deleted = coldDeletes;
+            if (deleted != null) {
+                deleted.remove(ws, name);
+            }
+            Roller r = roller;
+            if (r != null) {
+                r.forget(ws, name);
+            }
+            return null;
+        });
+    }
+
+    /** Completes once the shard's leader has emptied the deleted {@code ws/name}'s cold part and this replica applied it (at once when none is pending). */
+    public CompletableFuture<Void> whenColdDeleted(String ws, String name) {
+        ColdDeletes deleted = coldDeletes;
+        return deleted == null ? CompletableFuture.completedFuture(null) : deleted.whenCleared(ws, name);
     }
 
     /** The log tier as the roller sees it. */
@@ -179,6 +214,21 @@ public final class LogStore implements AutoCloseable {
             }
             try {
                 rolls.proposeCovered(ws, name, coldLast).join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+        }
+
+        @Override
+        public java.util.List<String> pendingColdDeletes() {
+            ColdDeletes deleted = coldDeletes;
+            return deleted == null ? java.util.List.of() : deleted.pending();
+        }
+
+        @Override
+        public void coldDeleted(String ws, String name, long generation) {
+            try {
+                replicated.proposeColdDeleted(ws, name, generation).join();
             } catch (CompletionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : e;
             }
@@ -308,9 +358,14 @@ public final class LogStore implements AutoCloseable {
         }
         if (replicated != null) {
             // a cluster replica applies a delete with no object-store I/O (a replay must never touch the
-            // shared store); the cluster refuses deletes of logs with a shared cold tier before they reach its log
+            // shared store): the name waits in ColdDeletes until the shard's leader has emptied its manifest
             roller.forget(ws, name);
-            return deleteHot(ws, name);
+            boolean existed = deleteHot(ws, name);
+            if (existed) {
+                coldDeletes.add(ws, name);
+                roller.request(ws, name); // wakes the roller: on the leader it empties the manifest first
+            }
+            return existed;
         }
         return roller.withoutRolls(() -> {
             tier.dropManifest(ws, name);

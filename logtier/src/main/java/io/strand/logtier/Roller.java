@@ -55,6 +55,16 @@ final class Roller implements AutoCloseable {
          * cluster replica proposes it to its shard's log and waits until it is applied here.
          */
         void covered(String ws, String name, RollableLog log, long coldLast);
+
+        /** A cluster replica's deleted logs ({@code "ws/name"}) whose shared cold part is not emptied yet; empty on a single node. */
+        default List<String> pendingColdDeletes() {
+            return List.of();
+        }
+
+        /** Proposes "the deleted {@code ws/name}'s manifest is empty at {@code generation}" and waits until it is applied here. */
+        default void coldDeleted(String ws, String name, long generation) {
+            throw new IllegalStateException("a single node deletes its cold part with the log");
+        }
     }
 
     /** What the roller needs of one open log. */
@@ -169,6 +179,9 @@ final class Roller implements AutoCloseable {
 
     /** The agent's pass: rolls every candidate whose retry time has come, one after another, while this node may write. */
     private void rollDue() {
+        if (!closed && cold.writerTerm().current() >= 0) {
+            retireDeleted();
+        }
         String key;
         while (!closed && cold.writerTerm().current() >= 0 && (key = nextDue()) != null) {
             int slash = key.indexOf('/');
@@ -245,7 +258,42 @@ final class Roller implements AutoCloseable {
     }
 
     private long rollLocked(String ws, String name, boolean everything) {
+        if (logs.pendingColdDeletes().contains(ws + '/' + name)) {
+            retireDeletedLocked(ws, name); // a log of this name was deleted: its cold part goes before any roll of the new one
+        }
         return logs.withLog(ws, name, log -> roll(ws, name, log, everything));
+    }
+
+    /**
+     * A cluster leader's first duty each pass: the cold part of every log its shard deleted (see
+     * {@link ColdDeletes}) is emptied, before any roll, so a log created again under the name never
+     * rolls onto the deleted one's manifest. A failure is counted and retried on the next pass.
+     */
+    private void retireDeleted() {
+        for (String key : logs.pendingColdDeletes()) {
+            if (closed || cold.writerTerm().current() < 0) {
+                return;
+            }
+            int slash = key.indexOf('/');
+            rolling.lock();
+            try {
+                retireDeletedLocked(key.substring(0, slash), key.substring(slash + 1));
+            } catch (RuntimeException e) {
+                rollFailures.incrementAndGet();
+                lastError = key + " (deleted): " + e.getMessage();
+                LOG.log(System.Logger.Level.WARNING, "emptying the cold part of the deleted log " + key
+                        + " failed (retried on the next pass; no roll of that name runs meanwhile): " + e.getMessage());
+            } finally {
+                rolling.unlock();
+            }
+        }
+    }
+
+    /** Empties the deleted log's manifest under this leader's term, then proposes it to the shard; holds {@link #rolling}. */
+    private void retireDeletedLocked(String ws, String name) {
+        long generation = cold.log(ws, name).retireDeleted();
+        known.remove(ws + '/' + name);
+        logs.coldDeleted(ws, name, generation);
     }
 
     private long roll(String ws, String name, RollableLog log, boolean everything) {

@@ -1,12 +1,14 @@
 package io.strand.logtier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.coldtier.BlockCache;
 import io.strand.coldtier.ColdLogConfig;
 import io.strand.coldtier.FileColdStore;
+import io.strand.coldtier.Manifest;
 import io.strand.core.Durability;
 import io.strand.core.Entry;
 import io.strand.core.ErrorCode;
@@ -18,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -62,7 +65,17 @@ class ReplicatedRollsTest {
         AtomicLong term = new AtomicLong(-1);
         ColdTier tier = new ColdTier(new FileColdStore(dir.resolve("shared-cold")), new BlockCache(8 << 20),
                 ColdLogConfig.defaults(dir.resolve(id + "-tmp")), term::get);
-        store.enableColdTier(tier, (ws, log, coldLast) -> commitStepSix(id, ws, log, coldLast));
+        store.enableColdTier(tier, new ReplicatedRolls() {
+            @Override
+            public CompletableFuture<?> proposeCovered(String ws, String log, long coldLast) {
+                return commitStepSix(id, ws, log, coldLast);
+            }
+
+            @Override
+            public CompletableFuture<?> proposeColdDeleted(String ws, String log, long generation) {
+                return commitColdDeleted(id, ws, log, generation);
+            }
+        });
         return new Replica(id, writers, store, term);
     }
 
@@ -73,6 +86,12 @@ class ReplicatedRollsTest {
         }
         proposed.add(by + ":" + ws + "/" + log + "@" + coldLast);
         return CompletableFuture.allOf(a.store().dropCovered(ws, log, coldLast), b.store().dropCovered(ws, log, coldLast));
+    }
+
+    /** The shard's log applying "the deleted log's manifest is empty at {@code generation}" on every replica, in order. */
+    private synchronized CompletableFuture<?> commitColdDeleted(String by, String ws, String log, long generation) {
+        proposed.add(by + ":deleted " + ws + "/" + log + "@" + generation);
+        return CompletableFuture.allOf(a.store().coldDeleted(ws, log, generation), b.store().coldDeleted(ws, log, generation));
     }
 
     @BeforeEach
@@ -192,6 +211,69 @@ class ReplicatedRollsTest {
         assertTrue(b.store().hotStoredFirst("w", "c") > 1, () -> "b dropped the files the manifest covers; its files: " + cycleFiles("b"));
         assertTrue(a.store().hotStoredFirst("w", "c") > 1, () -> "so did a; its files: " + cycleFiles("a"));
         assertIdentical(readAll(a.store()), readAll(b.store()), 1_500);
+    }
+
+    /**
+     * A deleted log's cold part (SPEC §13, shared store): replicas apply the delete with no store I/O;
+     * a step 6 of the deleted log that is applied after a log of the same name was created drops
+     * none of the new log's files; the leader empties the manifest (term-fenced, a tombstone
+     * generation) and deletes the segments before any roll of the new log, which then reads only
+     * its own entries on every replica.
+     */
+    @Test
+    void aDeletedLogsColdPartShouldBeEmptiedByTheLeaderBeforeALogOfTheSameNameRolls() throws Exception {
+        appendOnBoth(1, 2_000);
+        a.term().set(1);
+        assertEquals(2_000, a.store().rollNow("w", "c"));
+        a.term().set(-1); // no leader for a while: the cleanup waits
+
+        for (Replica r : List.of(a, b)) {
+            assertTrue(r.store().delete("w", "c"));
+        }
+        assertEquals(2_000, a.store().coldTier().log("w", "c").refresh().lastSeq(), "no replica touched the shared store");
+        // the same name again, with other data
+        for (long s = 1; s <= 600; s += 200) {
+            List<byte[]> data = new ArrayList<>();
+            List<String> keys = new ArrayList<>();
+            for (long i = s; i < s + 200; i++) {
+                data.add(("{\"again\":" + i + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                keys.add(null);
+            }
+            AppendRequest req = new AppendRequest(data, keys, null, null, null).withStampedAt(System.currentTimeMillis());
+            assertEquals(s, a.store().append("w", "c", req).join().firstSeq());
+            assertEquals(s, b.store().append("w", "c", req).join().firstSeq());
+        }
+        // a step 6 of the deleted log, committed late: it must not drop the new log's files
+        for (Replica r : List.of(a, b)) {
+            assertEquals(0, r.store().dropCovered("w", "c", 2_000).join(), r.id());
+            assertEquals(1, r.store().hotStoredFirst("w", "c"), r.id() + " keeps the new log's hot files");
+        }
+        assertFalse(a.store().whenColdDeleted("w", "c").isDone(), "pending until a leader empties the manifest");
+
+        a.term().set(2); // a leads again: its roller empties the manifest before anything else
+        for (Replica r : List.of(a, b)) {
+            r.store().whenColdDeleted("w", "c").get(30, TimeUnit.SECONDS);
+        }
+        Manifest emptied = b.store().coldTier().log("w", "c").refresh();
+        assertTrue(emptied.segments().isEmpty() && emptied.generation() > 1 && emptied.term() == 2, emptied.toString());
+        try (var objects = java.nio.file.Files.walk(dir.resolve("shared-cold").resolve("w").resolve("c"))) {
+            assertEquals(List.of("manifest.json"), objects.filter(java.nio.file.Files::isRegularFile)
+                    .map(f -> f.getFileName().toString()).toList(), "every segment of the deleted log is gone");
+        }
+        // b, deposed in term 1 but unaware, cannot roll over the tombstone
+        b.term().set(1);
+        StrandException fenced = assertThrows(StrandException.class, () -> b.store().rollNow("w", "c"));
+        assertEquals(ErrorCode.VERSION_CONFLICT, fenced.code(), fenced.getMessage());
+        b.term().set(-1);
+        assertEquals(600, a.store().rollNow("w", "c"));
+        for (Replica r : List.of(a, b)) {
+            List<Entry> entries = readAll(r.store());
+            assertEquals(600, entries.size(), r.id());
+            for (int i = 0; i < entries.size(); i++) {
+                assertEquals("{\"again\":" + (i + 1) + "}", entries.get(i).dataText(), r.id() + " seq " + (i + 1));
+            }
+        }
+        assertEquals(600, b.store().coldTier().log("w", "c").refresh().lastSeq());
     }
 
     /** Replica {@code id}'s hot cycle files of w/c (named by the second each started), for failure messages. */

@@ -16,6 +16,7 @@ import io.strand.coldtier.ColdStore;
 import io.strand.core.Durability;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
+import io.strand.logtier.ReplicatedRolls;
 import io.strand.logtier.ReplicatedTrims;
 import io.strand.logtier.ColdTier;
 import java.nio.file.Path;
@@ -147,10 +148,16 @@ public final class ClusterPlacement implements Placement {
             if (coldStore != null) {
                 ColdTier tier = new ColdTier(coldStore, coldCache, ColdLogConfig.defaults(config.dataDir().resolve("cold-tmp")),
                         () -> coldWriterTerm(shard));
-                stores.logs().enableColdTier(tier, (ws, log, coldLast) -> {
-                    RaftNode n = raft.get();
-                    return n == null ? CompletableFuture.failedFuture(unavailable(shard, "the node is starting"))
-                            : n.submit(shard, ShardCommands.coldCovered(ws, log, coldLast));
+                stores.logs().enableColdTier(tier, new ReplicatedRolls() {
+                    @Override
+                    public CompletableFuture<?> proposeCovered(String ws, String log, long coldLast) {
+                        return propose(shard, ShardCommands.coldCovered(ws, log, coldLast));
+                    }
+
+                    @Override
+                    public CompletableFuture<?> proposeColdDeleted(String ws, String log, long generation) {
+                        return propose(shard, ShardCommands.coldDeleted(ws, log, generation)).thenAccept(ShardCommands::readEmpty);
+                    }
                 });
             }
             // trims and policies come through the shard's log; only the leader's worker decides policy trims
@@ -163,15 +170,19 @@ public final class ClusterPlacement implements Placement {
 
                 @Override
                 public CompletableFuture<?> proposeTrim(String ws, String log, long before) {
-                    RaftNode n = raft.get();
-                    return n == null ? CompletableFuture.failedFuture(unavailable(shard, "the node is starting"))
-                            : n.submit(shard, ShardCommands.trim(ws, log, before, true)).thenApply(ShardCommands::readTrimmed);
+                    return propose(shard, ShardCommands.trim(ws, log, before, true)).thenApply(ShardCommands::readTrimmed);
                 }
             });
             StoresEngine[] self = new StoresEngine[1];
             self[0] = new StoresEngine(stores, () -> closing(shard, self[0]));
             engines.put(shard, self[0]);
             return self[0];
+        }
+
+        /** A command of this node's own background work (rolls, retention) to the shard; {@code 503} while the node starts. */
+        private CompletableFuture<byte[]> propose(int shard, byte[] command) {
+            RaftNode n = raft.get();
+            return n == null ? CompletableFuture.failedFuture(unavailable(shard, "the node is starting")) : n.submit(shard, command);
         }
 
         @Override

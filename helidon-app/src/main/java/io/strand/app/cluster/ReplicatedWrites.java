@@ -6,15 +6,14 @@ import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.app.stores.Placement;
 import io.strand.app.stores.WritePath;
-import io.strand.core.ErrorCode;
 import io.strand.core.Names;
-import io.strand.core.StrandException;
 import io.strand.docstore.DocId;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
 import io.strand.logtier.Retention;
 import io.strand.logtier.RetentionPolicy;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.ToIntFunction;
 
@@ -30,8 +29,10 @@ final class ReplicatedWrites implements WritePath {
     private final ToIntFunction<String> shardOf;
     private final BiFunction<Integer, byte[], CompletableFuture<byte[]>> propose;
     private final Placement placement;
-    /** A cluster with {@code --cold}: log deletes are refused (see {@link #deleteLog}). */
+    /** A cluster with {@code --cold}: a delete's reply waits for its cold part (see {@link #deleteLog}). */
     private final boolean sharedColdTier;
+    /** How long a delete's reply waits for the leader to empty the log's cold part. */
+    static final long COLD_DELETE_WAIT_MILLIS = 5_000;
 
     ReplicatedWrites(ToIntFunction<String> shardOf, BiFunction<Integer, byte[], CompletableFuture<byte[]>> propose, Placement placement,
                      boolean sharedColdTier) {
@@ -69,21 +70,29 @@ final class ReplicatedWrites implements WritePath {
     }
 
     /**
-     * Proposes a log delete. With a shared cold tier, {@code 501}: the log's cold manifest must go
-     * before a log of the same name can be created again, yet replicas apply (and, after a restart,
-     * replay) a delete long after it was committed, so no replica may delete shared objects when it
-     * applies one, and the leader's roller may commit the manifest again meanwhile. Doing it safely
-     * needs the delete itself to be fenced in the manifest (a deleted-at-index tombstone), which is
-     * not built yet.
+     * Proposes a log delete; every replica deletes its hot files when it applies it. With a shared
+     * cold tier the shard's leader then empties the log's manifest (term-fenced) and proposes that in
+     * turn (see {@link io.strand.logtier.LogStore#coldDeleted}); the reply waits for that to be
+     * applied on this node, at most {@link #COLD_DELETE_WAIT_MILLIS}, so a log created again under the
+     * name right after the reply starts from an empty cold part. Past the wait the delete is still
+     * answered (it is committed): the leader finishes the cold part before any roll of the name.
      */
     @Override
     public CompletableFuture<Boolean> deleteLog(String ws, String log) {
-        if (sharedColdTier) {
-            return CompletableFuture.failedFuture(new StrandException(ErrorCode.NOT_IMPLEMENTED, "deleting a log is not"
-                    + " available yet in a cluster with a cold tier (its shared cold manifest cannot be retired safely"
-                    + " by replicas); see README \"Cluster\""));
+        CompletableFuture<Boolean> deleted = submit(ws, ShardCommands.deleteLog(ws, log)).thenApply(ShardCommands::readBoolean);
+        if (!sharedColdTier) {
+            return deleted;
         }
-        return submit(ws, ShardCommands.deleteLog(ws, log)).thenApply(ShardCommands::readBoolean);
+        return deleted.thenCompose(existed -> {
+            CompletableFuture<Void> cold;
+            try {
+                cold = placement.local(ws).logs().whenColdDeleted(ws, log).copy(); // a copy: the timeout completes ours only
+            } catch (RuntimeException e) {
+                cold = CompletableFuture.completedFuture(null); // this replica's stores are being replaced: the delete stands
+            }
+            return cold.completeOnTimeout(null, COLD_DELETE_WAIT_MILLIS, TimeUnit.MILLISECONDS)
+                    .exceptionally(t -> null).thenApply(done -> existed);
+        });
     }
 
     @Override

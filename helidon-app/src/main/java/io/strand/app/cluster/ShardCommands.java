@@ -40,13 +40,15 @@ import java.util.Map;
  *   6 trim       str ws, str log, i64 before   (SPEC §12, a client's: refused past head+1)
  *   7 trimToPolicy str ws, str log, i64 before (the leader's retention worker: before clamped to head+1)
  *   8 retention  str ws, str log, str policy (JSON: maxAgeSeconds, maxEntries, maxBytes, each null = unlimited)
+ *   9 coldDeleted str ws, str log, i64 generation (the shard's leader emptied a deleted log's shared manifest
+ *                at that generation; see {@link io.strand.logtier.LogStore#coldDeleted})
  * reply    := u8 0 (ok), result | u8 1 (error), str code (SPEC §2 wire code), str message, str extras (JSON object)
  *   append result   i64 firstSeq, i64 lastSeq, i64 ts, u8 duplicate
  *   doc/txn result  str reply (JSON object)
  *   deleteLog       u8 existed
  *   coldCovered     u32 hot files the answering replica dropped
  *   trim, trimToPolicy  i64 first, i64 head
- *   retention       (nothing)
+ *   retention, coldDeleted  (nothing)
  * </pre>
  * A command is committed when its Raft entry is (a majority of the shard's replicas hold it); it
  * takes effect on each replica when that replica applies the entry.
@@ -60,13 +62,14 @@ public final class ShardCommands {
     static final byte TRIM = 6;
     static final byte TRIM_TO_POLICY = 7;
     static final byte RETENTION = 8;
+    static final byte COLD_DELETED = 9;
 
     private ShardCommands() {
     }
 
     /**
      * A decoded command; {@code body} is the doc or txn request (a retention command's policy),
-     * {@code append} the append, {@code seq} coldCovered's coldLast or a trim's before.
+     * {@code append} the append, {@code seq} coldCovered's coldLast, a trim's before or coldDeleted's generation.
      */
     public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body, long seq) {
         Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body) {
@@ -153,6 +156,15 @@ public final class ShardCommands {
         });
     }
 
+    public static byte[] coldDeleted(String ws, String log, long generation) {
+        return write(out -> {
+            out.writeByte(COLD_DELETED);
+            str(out, ws);
+            str(out, log);
+            out.writeLong(generation);
+        });
+    }
+
     /** Decodes a command; a command that does not decode is a bug or corruption, never a request error. */
     public static Command read(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
@@ -191,7 +203,7 @@ public final class ShardCommands {
                     yield new Command(type, ws, null, null, null, Json.MAPPER.readTree(str(in)));
                 }
                 case DELETE_LOG -> new Command(type, str(in), str(in), null, null, null);
-                case COLD_COVERED, TRIM, TRIM_TO_POLICY -> new Command(type, str(in), str(in), null, null, null, in.readLong());
+                case COLD_COVERED, TRIM, TRIM_TO_POLICY, COLD_DELETED -> new Command(type, str(in), str(in), null, null, null, in.readLong());
                 case RETENTION -> new Command(type, str(in), str(in), null, null, Json.MAPPER.readTree(str(in)));
                 default -> throw new IllegalStateException("unknown replicated command type " + type);
             };

@@ -57,6 +57,7 @@ final class StoresEngine implements ShardEngine {
                 case ShardCommands.COLD_COVERED -> stores.logs().dropCovered(c.ws(), c.name(), c.seq()).thenApply(ShardCommands::countReply);
                 case ShardCommands.TRIM, ShardCommands.TRIM_TO_POLICY -> stores.retention().trimAsync(c.ws(), c.name(), c.seq(),
                         c.type() == ShardCommands.TRIM_TO_POLICY).thenApply(ShardCommands::trimReply);
+                case ShardCommands.COLD_DELETED -> stores.logs().coldDeleted(c.ws(), c.name(), c.seq()).thenApply(ShardCommands::emptyReply);
                 case ShardCommands.RETENTION -> writes.retention(c.ws(), c.name(), ShardCommands.policy(c)).thenApply(ShardCommands::emptyReply);
                 default -> throw new IllegalStateException("unknown command type " + c.type());
             };

@@ -51,6 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  * of the seconds the replay took, cold entries and newer ones together; with traffic going on, it
  * too drops every hot file the manifest comes to cover. A wait that times out prints every node's
  * head, hot bounds, counters and hot cycle files, and names the node and field that were off.
+ * A delete taken by a follower empties the shared manifest (the leader's term-fenced tombstone) and
+ * deletes the segments before the name is used again.
  */
 @Timeout(600)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -256,7 +258,7 @@ class ClusterColdIT {
 
     @Test
     @Order(1)
-    void rolledEntriesShouldReadIdenticallyOnEveryNodeAndLeaveNoHotFilesOnAnyReplica() {
+    void rolledEntriesShouldReadIdenticallyOnEveryNodeAndLeaveNoHotFilesOnAnyReplica() throws IOException {
         String ws = "cold-a";
         List<String> ids = List.of("n1", "n2", "n3");
         int batches = 30;
@@ -323,8 +325,44 @@ class ClusterColdIT {
         for (String id : ids) {
             assertEquals(first, readAll(http(id), ws, id).toString(), id + " after compaction");
         }
+        // a delete on a follower: every replica drops the log, the leader empties the shared manifest
+        long generation = manifest(ws).generation();
         Http.Reply delete = http(follower).delete(logPath(ws, LOG));
-        assertEquals(501, delete.status(), "a delete would need the shared manifest retired safely: " + delete.body());
+        assertEquals(200, delete.status(), delete.body());
+        Manifest emptied = manifest(ws);
+        assertTrue(emptied.segments().isEmpty() && emptied.generation() > generation, "the manifest is emptied: " + emptied);
+        try (Stream<Path> objects = Files.walk(shared.resolve(ws).resolve(LOG))) {
+            assertEquals(List.of("manifest.json"), objects.filter(Files::isRegularFile).map(f -> f.getFileName().toString()).toList(),
+                    "the segments are deleted");
+        }
+        for (String id : ids) {
+            assertEquals(404, untilNot503(() -> http(id).get(logPath(ws, LOG))).status(), id + " still has the deleted log");
+        }
+        // the name again: its entries only, rolled and read alike on every node
+        for (int b = 0; b < 4; b++) {
+            JsonNode ack = appendUntilAcked(ws, batch("p-again", b + 1, perBatch), b, Duration.ofSeconds(60));
+            assertEquals((long) b * perBatch + 1, ack.path("firstSeq").asLong(), ack.toString());
+        }
+        awaitEveryNode(ws, "the new log rolled", Duration.ofSeconds(60), ids,
+                (id, s) -> s.path("segments").asInt() == 0 ? "no cold segment yet" : null);
+        for (String id : ids) {
+            List<JsonNode> again = readAll(http(id), ws, id);
+            assertEquals(4 * perBatch, again.size(), id);
+            for (int k = 0; k < again.size(); k++) {
+                assertEquals(k / perBatch + 1, again.get(k).path("data").path("b").asLong(), id + " seq " + (k + 1));
+            }
+        }
+    }
+
+    /** Retries while the node answers 503 (it catches up before it serves a read). */
+    private static Http.Reply untilNot503(java.util.function.Supplier<Http.Reply> call) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        Http.Reply r = call.get();
+        while (r.status() == 503 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(50_000_000L); // poll pace, not a wait for an event
+            r = call.get();
+        }
+        return r;
     }
 
     @Test
