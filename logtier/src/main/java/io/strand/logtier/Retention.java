@@ -256,8 +256,13 @@ public final class Retention implements AutoCloseable {
         }
     }
 
-    /** Trims one log to its policy, then gives back the space below its first. Worker thread. */
+    /**
+     * Trims one log to its policy, then gives back the space below its first. Worker thread. A
+     * cluster leader proposes the trim once the log is let go (not held open across a Raft round);
+     * the space comes back when the trim's apply asks for this log again.
+     */
     void apply(String ws, String name) {
+        long[] propose = {0};
         logs.withLog(ws, name, log -> {
             RetentionPolicy policy = log.policy() != null ? log.policy()
                     : Names.SYSTEM_WORKSPACE.equals(ws) ? RetentionPolicy.UNLIMITED : defaults;
@@ -270,12 +275,15 @@ public final class Retention implements AutoCloseable {
                         return null;
                     });
                 } else if (replicated.leads()) {
-                    join(replicated.proposeTrim(ws, name, before)); // every replica moves first when it applies it
+                    propose[0] = before; // every replica moves first when it applies it
                 }
             }
             reclaim(ws, name, log);
             return true;
         }, false);
+        if (propose[0] > 0) {
+            join(replicated.proposeTrim(ws, name, propose[0]));
+        }
     }
 
     /** Deletes cold segments and hot cycle files wholly below the log's first (see the class comment). */

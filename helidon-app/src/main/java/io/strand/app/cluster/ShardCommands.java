@@ -129,22 +129,22 @@ public final class ShardCommands {
     }
 
     public static byte[] coldCovered(String ws, String log, long coldLast) {
+        return logAndSeq(COLD_COVERED, ws, log, coldLast);
+    }
+
+    /** The commands of one log and one number: coldCovered, trim, trimToPolicy, coldDeleted. */
+    private static byte[] logAndSeq(byte type, String ws, String log, long value) {
         return write(out -> {
-            out.writeByte(COLD_COVERED);
+            out.writeByte(type);
             str(out, ws);
             str(out, log);
-            out.writeLong(coldLast);
+            out.writeLong(value);
         });
     }
 
     /** A trim; {@code toPolicy}: the leader's retention worker decided it (applied clamped to head+1). */
     public static byte[] trim(String ws, String log, long before, boolean toPolicy) {
-        return write(out -> {
-            out.writeByte(toPolicy ? TRIM_TO_POLICY : TRIM);
-            str(out, ws);
-            str(out, log);
-            out.writeLong(before);
-        });
+        return logAndSeq(toPolicy ? TRIM_TO_POLICY : TRIM, ws, log, before);
     }
 
     public static byte[] retention(String ws, String log, RetentionPolicy policy) {
@@ -157,12 +157,7 @@ public final class ShardCommands {
     }
 
     public static byte[] coldDeleted(String ws, String log, long generation) {
-        return write(out -> {
-            out.writeByte(COLD_DELETED);
-            str(out, ws);
-            str(out, log);
-            out.writeLong(generation);
-        });
+        return logAndSeq(COLD_DELETED, ws, log, generation);
     }
 
     /** Decodes a command; a command that does not decode is a bug or corruption, never a request error. */
