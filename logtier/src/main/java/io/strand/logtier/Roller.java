@@ -289,9 +289,21 @@ final class Roller implements AutoCloseable {
         }
     }
 
-    /** Empties the deleted log's manifest under this leader's term, then proposes it to the shard; holds {@link #rolling}. */
+    /**
+     * Empties the deleted log's manifest under this leader's term, then proposes it to the shard;
+     * holds {@link #rolling}. Fail point {@code cold.deleted.afterEmpty}: a leader that dies between
+     * the two leaves the name noted on every replica, and the next leader repeats both (the manifest
+     * is already empty: no commit).
+     */
     private void retireDeletedLocked(String ws, String name) {
+        // Asked as a turn on the workspace's writer: a leader is ready once its replica has applied every
+        // entry before its term, but the effect of a coldDeleted among them (a writer turn) may still be
+        // queued; emptying the manifest again then would empty a new log's.
+        if (!logs.onWriter(ws, () -> logs.pendingColdDeletes().contains(ws + '/' + name))) {
+            return;
+        }
         long generation = cold.log(ws, name).retireDeleted();
+        io.strand.core.FailPoints.hit("cold.deleted.afterEmpty");
         known.remove(ws + '/' + name);
         logs.coldDeleted(ws, name, generation);
     }

@@ -127,13 +127,20 @@ public final class ClusterNodes implements AutoCloseable {
     }
 
     /** {@link #start(String, String)} with {@code moreArgs} for this start only (e.g. {@code --cluster-join true}). */
-    public synchronized ServerProcess start(String id, String memberList, List<String> moreArgs) throws IOException {
+    public ServerProcess start(String id, String memberList, List<String> moreArgs) throws IOException {
+        return start(id, memberList, moreArgs, List.of());
+    }
+
+    /** As above, with {@code moreJvm} JVM options for this start only (e.g. a {@code -Dstrand.failpoint=…}). */
+    public synchronized ServerProcess start(String id, String memberList, List<String> moreArgs, List<String> moreJvm)
+            throws IOException {
         List<String> args = new ArrayList<>(List.of("--auth", String.valueOf(auth), "--node-id", id, "--cluster", memberList,
                 "--shards", String.valueOf(shards), "--host", net.httpHost(id)));
         args.addAll(extraArgs);
         args.addAll(moreArgs);
         List<String> jvm = new ArrayList<>(List.of("-Xmx256m"));
         jvm.addAll(jvmArgs);
+        jvm.addAll(moreJvm);
         ServerProcess p = ServerProcess.start(dataDir(id), args, jvm, net.launcher(id));
         System.out.println("ClusterNodes: " + id + " started, pid " + p.process.pid() + " (its output: target/child-logs/"
                 + p.process.pid() + ".log)");
