@@ -33,6 +33,8 @@ final class ReplicatedWrites implements WritePath {
     private final boolean sharedColdTier;
     /** How long a delete's reply waits for the leader to empty the log's cold part. */
     static final long COLD_DELETE_WAIT_MILLIS = 5_000;
+    /** Where a delete's reply waits (a virtual thread each): never on the Raft or timer thread that completed the proposal. */
+    private static final java.util.concurrent.Executor WAITS = task -> Thread.ofVirtual().name("cold-delete-wait").start(task);
 
     ReplicatedWrites(ToIntFunction<String> shardOf, BiFunction<Integer, byte[], CompletableFuture<byte[]>> propose, Placement placement,
                      boolean sharedColdTier) {
@@ -83,16 +85,17 @@ final class ReplicatedWrites implements WritePath {
         if (!sharedColdTier) {
             return deleted;
         }
-        return deleted.thenCompose(existed -> {
-            CompletableFuture<Void> cold;
+        return deleted.thenApplyAsync(existed -> {
             try {
-                cold = placement.local(ws).logs().whenColdDeleted(ws, log).copy(); // a copy: the timeout completes ours only
-            } catch (RuntimeException e) {
-                cold = CompletableFuture.completedFuture(null); // this replica's stores are being replaced: the delete stands
+                placement.awaitCaughtUp(ws); // this replica has applied the delete (it may lag the leader that answered)
+                placement.local(ws).logs().whenColdDeleted(ws, log).get(COLD_DELETE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (RuntimeException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // not caught up, the stores being replaced, or the clean-up still running: the delete is committed
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-            return cold.completeOnTimeout(null, COLD_DELETE_WAIT_MILLIS, TimeUnit.MILLISECONDS)
-                    .exceptionally(t -> null).thenApply(done -> existed);
-        });
+            return existed;
+        }, WAITS);
     }
 
     @Override
