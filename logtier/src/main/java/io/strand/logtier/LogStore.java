@@ -212,11 +212,7 @@ public final class LogStore implements AutoCloseable {
                 onWriter(ws, () -> log.dropHotBefore(coldLast + 1));
                 return;
             }
-            try {
-                rolls.proposeCovered(ws, name, coldLast).join();
-            } catch (CompletionException e) {
-                throw e.getCause() instanceof RuntimeException r ? r : e;
-            }
+            join(rolls.proposeCovered(ws, name, coldLast));
         }
 
         @Override
@@ -227,18 +223,19 @@ public final class LogStore implements AutoCloseable {
 
         @Override
         public void coldDeleted(String ws, String name, long generation) {
-            try {
-                replicated.proposeColdDeleted(ws, name, generation).join();
-            } catch (CompletionException e) {
-                throw e.getCause() instanceof RuntimeException r ? r : e;
-            }
+            join(replicated.proposeColdDeleted(ws, name, generation));
         }
     }
 
     /** Runs {@code change} as a turn on the writer of {@code ws} and waits for it, its failure unwrapped. */
     static <T> T onWriter(Writers writers, String ws, Supplier<T> change) {
+        return join(writers.submit(ws, commit -> change.get()));
+    }
+
+    /** Waits for {@code f}; its failure is thrown unwrapped. */
+    static <T> T join(CompletableFuture<T> f) {
         try {
-            return writers.submit(ws, commit -> change.get()).join();
+            return f.join();
         } catch (CompletionException e) {
             throw e.getCause() instanceof RuntimeException r ? r : e;
         }

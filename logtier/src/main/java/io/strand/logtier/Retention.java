@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -109,7 +108,7 @@ public final class Retention implements AutoCloseable {
      *         {@code head}) when {@code before} passes {@code head+1}; nothing changed then
      */
     public Trimmed trim(String ws, String name, long before) {
-        return join(trimAsync(ws, name, before, false));
+        return LogStore.join(trimAsync(ws, name, before, false));
     }
 
     /**
@@ -140,7 +139,7 @@ public final class Retention implements AutoCloseable {
 
     /** Sets a log's own policy ({@link RetentionPolicy#UNLIMITED} keeps everything), durably; {@code not_found} for a missing log. */
     public RetentionPolicy policy(String ws, String name, RetentionPolicy policy) {
-        return join(policyAsync(ws, name, policy));
+        return LogStore.join(policyAsync(ws, name, policy));
     }
 
     /** {@link #policy} as a turn on the workspace's writer (what a cluster replica applies). */
@@ -178,14 +177,6 @@ public final class Retention implements AutoCloseable {
             request(ws, name);
             return out;
         });
-    }
-
-    private static <T> T join(CompletableFuture<T> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException r ? r : e;
-        }
     }
 
     // ---------------------------------------------------------------- worker
@@ -282,7 +273,7 @@ public final class Retention implements AutoCloseable {
             return true;
         }, false);
         if (propose[0] > 0) {
-            join(replicated.proposeTrim(ws, name, propose[0]));
+            LogStore.join(replicated.proposeTrim(ws, name, propose[0]));
         }
     }
 
