@@ -10,6 +10,7 @@ import io.strand.app.reliability.FaultTest;
 import io.strand.app.reliability.ReliabilityRow;
 import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ClusterNodes;
+import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import io.strand.coldtier.Manifest;
 import java.io.IOException;
@@ -51,37 +52,11 @@ class ClusterColdDeleteIT {
         }
     }
 
-    private Http http(String id) {
-        return new Http(nodes.url(id), null);
-    }
-
-    /** Retries while the node answers 503 (no leader yet, or its replica is catching up). */
-    private static Http.Reply untilNot503(java.util.function.Supplier<Http.Reply> call) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Http.Reply r = call.get();
-        while (r.status() == 503 && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(50_000_000L); // poll pace, not a wait for an event
-            r = call.get();
-        }
-        return r;
-    }
-
-    private Manifest manifest(String ws) {
-        Path file = shared.resolve(ws).resolve(LOG).resolve("manifest.json");
-        try {
-            return Manifest.fromJson(Files.readAllBytes(file), file.toString());
-        } catch (NoSuchFileException e) {
-            return Manifest.empty(ws, LOG);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /** A workspace whose shard n1 leads (leaders sit on their preferred replicas, spread over the nodes). */
     private String workspaceLedByN1() {
         for (int i = 0; i < 200; i++) {
             String ws = "del-" + i;
-            Http.Reply r = untilNot503(() -> http("n2").get("/v1/cluster/shard?ws=" + ws));
+            Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http("n2").get("/v1/cluster/shard?ws=" + ws));
             assertEquals(200, r.status(), r.body());
             if ("n1".equals(r.json().path("leader").asText())) {
                 return ws;
@@ -98,7 +73,7 @@ class ClusterColdDeleteIT {
                     .append(",\"i\":").append(i).append("}}");
         }
         String body = sb.append("],\"producerId\":\"").append(producer).append("\",\"producerSeq\":").append(batch).append('}').toString();
-        Http.Reply r = untilNot503(() -> http(via).post(logPath(ws, LOG) + "/entries", body));
+        Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(via).post(logPath(ws, LOG) + "/entries", body));
         assertEquals(200, r.status(), r.body());
     }
 
@@ -108,7 +83,7 @@ class ClusterColdDeleteIT {
         long next = 1;
         while (true) {
             long from = next;
-            Http.Reply r = untilNot503(() -> http(id).get(logPath(ws, LOG) + "/entries?from=" + from + "&limit=400"));
+            Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(id).get(logPath(ws, LOG) + "/entries?from=" + from + "&limit=400"));
             assertEquals(200, r.status(), id + ": " + r.body());
             JsonNode page = r.json();
             if (page.path("entries").isEmpty()) {
@@ -123,7 +98,7 @@ class ClusterColdDeleteIT {
     }
 
     private int coldSegments(String id, String ws) {
-        Http.Reply r = http(id).get(logPath(ws, LOG) + "/cold");
+        Http.Reply r = nodes.http(id).get(logPath(ws, LOG) + "/cold");
         return r.status() == 200 ? r.json().path("segments").asInt() : -1;
     }
 
@@ -156,27 +131,27 @@ class ClusterColdDeleteIT {
             LockSupport.parkNanos(120_000_000); // spreads the entries over several one-second hot files
         }
         await("n1 rolled the log", Duration.ofSeconds(60), () -> coldSegments("n1", ws) > 0);
-        Manifest before = manifest(ws);
+        Manifest before = ColdLogs.storedManifest(shared, ws, LOG);
         assertTrue(before.term() >= 1 && !before.segments().isEmpty(), before.toString());
 
-        Http.Reply delete = untilNot503(() -> http("n2").delete(logPath(ws, LOG)));
+        Http.Reply delete = ClusterNodes.untilNot503(() -> nodes.http("n2").delete(logPath(ws, LOG)));
         assertEquals(200, delete.status(), "the delete is committed whatever happens to the clean-up: " + delete.body());
         await("n1 halted at the fail point", Duration.ofSeconds(30), () -> ProcessHandle.of(n1).map(p -> !p.isAlive()).orElse(true));
         nodes.kill("n1");
         System.out.println("ClusterColdDeleteIT: n1 (leader of " + ws + ") halted after emptying the manifest, before recording it");
 
         await("the next leader recorded the clean-up", Duration.ofSeconds(60), () -> {
-            Http.Reply r = http("n2").get("/v1/cluster/shard?ws=" + ws);
+            Http.Reply r = nodes.http("n2").get("/v1/cluster/shard?ws=" + ws);
             String leader = r.json().path("leader").asText("");
             return !leader.isEmpty() && !leader.equals("n1") && noPendingDelete(leader, ws);
         });
-        Manifest emptied = manifest(ws);
+        Manifest emptied = ColdLogs.storedManifest(shared, ws, LOG);
         assertTrue(emptied.segments().isEmpty() && emptied.generation() > before.generation(), emptied.toString());
         try (Stream<Path> objects = Files.walk(shared.resolve(ws).resolve(LOG))) {
             assertEquals(List.of("manifest.json"), objects.filter(Files::isRegularFile).map(f -> f.getFileName().toString()).toList());
         }
         for (String id : List.of("n2", "n3")) {
-            assertEquals(404, untilNot503(() -> http(id).get(logPath(ws, LOG))).status(), id);
+            assertEquals(404, ClusterNodes.untilNot503(() -> nodes.http(id).get(logPath(ws, LOG))).status(), id);
         }
 
         // the name again, rolled by the new leader, then n1 back

@@ -78,27 +78,11 @@ class ClusterColdIT {
         }
     }
 
-    private Http http(String id) {
-        return new Http(nodes.url(id), null);
-    }
-
     /** The workspace's shard leader as node {@code asking} sees it (null while there is none). */
     private String leaderOf(String ws, String asking) {
-        Http.Reply r = http(asking).get("/v1/cluster/shard?ws=" + ws);
+        Http.Reply r = nodes.http(asking).get("/v1/cluster/shard?ws=" + ws);
         assertEquals(200, r.status(), r.body());
         return r.json().path("leader").isTextual() ? r.json().path("leader").asText() : null;
-    }
-
-    /** The manifest of {@code ws/LOG} as stored in the shared directory now (generation 0 when none). */
-    private Manifest manifest(String ws) {
-        Path file = shared.resolve(ws).resolve(LOG).resolve("manifest.json");
-        try {
-            return Manifest.fromJson(Files.readAllBytes(file), file.toString());
-        } catch (NoSuchFileException e) {
-            return Manifest.empty(ws, LOG);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     /** A batch of {@code n} entries {@code {"b":batch,"i":i}} sent once by producer {@code producer} as its seq {@code batch}. */
@@ -121,7 +105,7 @@ class ClusterColdIT {
             List<String> up = nodes.up();
             String id = up.get(Math.floorMod(attempt, up.size()));
             try {
-                Http.Reply r = http(id).post(logPath(ws, LOG) + "/entries", body);
+                Http.Reply r = nodes.http(id).post(logPath(ws, LOG) + "/entries", body);
                 if (r.status() == 200) {
                     return r.json();
                 }
@@ -190,7 +174,7 @@ class ClusterColdIT {
      * says which node and which field is off.
      */
     private void printNodes(String ws, String when) {
-        Manifest m = manifest(ws);
+        Manifest m = ColdLogs.storedManifest(shared, ws, LOG);
         System.out.printf("ClusterColdIT %s — %s: manifest generation %d, term %d, cold 1..%d in %d segments%n", ws, when,
                 m.generation(), m.term(), m.lastSeq(), m.segments().size());
         String asking = nodes.up().getFirst();
@@ -199,7 +183,7 @@ class ClusterColdIT {
                 "coldLast", "writer", "term", "rolls", "drops", "dropErr", "rollErr", "lastError");
         for (String id : nodes.up()) {
             try {
-                JsonNode s = coldStatus(http(id), ws);
+                JsonNode s = coldStatus(nodes.http(id), ws);
                 JsonNode n = s.path("node");
                 System.out.printf("  %-4s %8d %8d %15d %8d %7s %6d %6d %7d %7d %8d  %s%n", id, s.path("head").asLong(),
                         s.path("hotFirst").asLong(), s.path("hotStoredFirst").asLong(), s.path("lastSeq").asLong(),
@@ -240,7 +224,7 @@ class ClusterColdIT {
                 lastWrong.clear();
                 for (String id : ids) {
                     try {
-                        String wrong = behind.apply(id, coldStatus(http(id), ws));
+                        String wrong = behind.apply(id, coldStatus(nodes.http(id), ws));
                         if (wrong != null) {
                             lastWrong.put(id, wrong);
                         }
@@ -282,24 +266,24 @@ class ClusterColdIT {
         String leader = leaderOf(ws, "n1");
         assertNotNull(leader);
         for (String id : ids) {
-            JsonNode s = coldStatus(http(id), ws);
+            JsonNode s = coldStatus(nodes.http(id), ws);
             assertEquals(id.equals(leader), s.path("writer").asBoolean(), id + " writes the cold part only if it leads: " + s);
         }
-        Manifest m = manifest(ws);
+        Manifest m = ColdLogs.storedManifest(shared, ws, LOG);
         assertTrue(m.term() >= 1, "the leader's term is in the manifest: " + m.term());
-        assertEquals(m.lastSeq(), coldStatus(http(leader), ws).path("lastSeq").asLong());
+        assertEquals(m.lastSeq(), coldStatus(nodes.http(leader), ws).path("lastSeq").asLong());
 
         // the same entries, byte for byte, from every node across the hot/cold boundary
         String first = null;
         for (String id : ids) {
-            List<JsonNode> entries = readAll(http(id), ws, id);
+            List<JsonNode> entries = readAll(nodes.http(id), ws, id);
             assertEquals(total, entries.size(), id);
             for (int k = 0; k < entries.size(); k++) {
                 JsonNode d = entries.get(k).get("data");
                 assertEquals(k / perBatch + 1, d.get("b").asLong(), id + " seq " + (k + 1));
                 assertEquals(k % perBatch, d.get("i").asLong(), id + " seq " + (k + 1));
             }
-            assertEquals(entries.toString(), readAllBackward(http(id), ws, id).toString(), id + ": backward pages");
+            assertEquals(entries.toString(), readAllBackward(nodes.http(id), ws, id).toString(), id + ": backward pages");
             String all = entries.toString();
             if (first == null) {
                 first = all;
@@ -310,33 +294,33 @@ class ClusterColdIT {
 
         // status and verify read on any node; roll and compact only on the leader, which a follower names
         String follower = ids.stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
-        JsonNode verify = ColdLogs.verify(http(follower), ws, LOG);
+        JsonNode verify = ColdLogs.verify(nodes.http(follower), ws, LOG);
         assertTrue(verify.path("ok").asBoolean(), verify.toString());
-        Http.Reply refused = http(follower).post(logPath(ws, LOG) + "/cold/roll", "");
+        Http.Reply refused = nodes.http(follower).post(logPath(ws, LOG) + "/cold/roll", "");
         assertEquals(503, refused.status(), refused.body());
         assertEquals(leader, refused.json().path("error").path("leader").asText(), refused.body());
-        assertEquals(503, http(follower).post(logPath(ws, LOG) + "/cold/compact", "{}").status());
-        Http.Reply rolled = http(leader).post(logPath(ws, LOG) + "/cold/roll", "");
+        assertEquals(503, nodes.http(follower).post(logPath(ws, LOG) + "/cold/compact", "{}").status());
+        Http.Reply rolled = nodes.http(leader).post(logPath(ws, LOG) + "/cold/roll", "");
         assertEquals(200, rolled.status(), rolled.body());
         assertEquals(total, rolled.json().path("coldLastSeq").asLong(), rolled.body());
-        Http.Reply compacted = http(leader).post(logPath(ws, LOG) + "/cold/compact", "{\"graceSeconds\":3600}");
+        Http.Reply compacted = nodes.http(leader).post(logPath(ws, LOG) + "/cold/compact", "{\"graceSeconds\":3600}");
         assertEquals(200, compacted.status(), compacted.body());
-        assertEquals(1, manifest(ws).segments().size(), "compacted into one segment: " + compacted.body());
+        assertEquals(1, ColdLogs.storedManifest(shared, ws, LOG).segments().size(), "compacted into one segment: " + compacted.body());
         for (String id : ids) {
-            assertEquals(first, readAll(http(id), ws, id).toString(), id + " after compaction");
+            assertEquals(first, readAll(nodes.http(id), ws, id).toString(), id + " after compaction");
         }
         // a delete on a follower: every replica drops the log, the leader empties the shared manifest
-        long generation = manifest(ws).generation();
-        Http.Reply delete = http(follower).delete(logPath(ws, LOG));
+        long generation = ColdLogs.storedManifest(shared, ws, LOG).generation();
+        Http.Reply delete = nodes.http(follower).delete(logPath(ws, LOG));
         assertEquals(200, delete.status(), delete.body());
-        Manifest emptied = manifest(ws);
+        Manifest emptied = ColdLogs.storedManifest(shared, ws, LOG);
         assertTrue(emptied.segments().isEmpty() && emptied.generation() > generation, "the manifest is emptied: " + emptied);
         try (Stream<Path> objects = Files.walk(shared.resolve(ws).resolve(LOG))) {
             assertEquals(List.of("manifest.json"), objects.filter(Files::isRegularFile).map(f -> f.getFileName().toString()).toList(),
                     "the segments are deleted");
         }
         for (String id : ids) {
-            assertEquals(404, untilNot503(() -> http(id).get(logPath(ws, LOG))).status(), id + " still has the deleted log");
+            assertEquals(404, ClusterNodes.untilNot503(() -> nodes.http(id).get(logPath(ws, LOG))).status(), id + " still has the deleted log");
         }
         // the name again: its entries only, rolled and read alike on every node
         for (int b = 0; b < 4; b++) {
@@ -346,23 +330,12 @@ class ClusterColdIT {
         awaitEveryNode(ws, "the new log rolled", Duration.ofSeconds(60), ids,
                 (id, s) -> s.path("segments").asInt() == 0 ? "no cold segment yet" : null);
         for (String id : ids) {
-            List<JsonNode> again = readAll(http(id), ws, id);
+            List<JsonNode> again = readAll(nodes.http(id), ws, id);
             assertEquals(4 * perBatch, again.size(), id);
             for (int k = 0; k < again.size(); k++) {
                 assertEquals(k / perBatch + 1, again.get(k).path("data").path("b").asLong(), id + " seq " + (k + 1));
             }
         }
-    }
-
-    /** Retries while the node answers 503 (it catches up before it serves a read). */
-    private static Http.Reply untilNot503(java.util.function.Supplier<Http.Reply> call) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        Http.Reply r = call.get();
-        while (r.status() == 503 && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(50_000_000L); // poll pace, not a wait for an event
-            r = call.get();
-        }
-        return r;
     }
 
     @Test
@@ -377,14 +350,14 @@ class ClusterColdIT {
         String leader = leaderOf(ws, "n1");
         assertNotNull(leader, "shard of " + ws + " has a leader");
         ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
-        AtomicReference<Manifest> seen = new AtomicReference<>(manifest(ws));
+        AtomicReference<Manifest> seen = new AtomicReference<>(ColdLogs.storedManifest(shared, ws, LOG));
         AtomicLong generationsSeen = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong killedAt = new AtomicLong();
         AtomicLong firstAckAfterKill = new AtomicLong();
         Thread poller = Thread.ofPlatform().name("manifest-poller").start(() -> {
             while (!stop.get()) {
-                Manifest now = manifest(ws);
+                Manifest now = ColdLogs.storedManifest(shared, ws, LOG);
                 Manifest before = seen.get();
                 if (now.generation() < before.generation() || now.lastSeq() < before.lastSeq() || now.term() < before.term()) {
                     violations.add("manifest went back: generation " + before.generation() + "→" + now.generation()
@@ -427,7 +400,7 @@ class ClusterColdIT {
             nodes.start(leader); // back, rebuilt from its snapshot and the log
             await("the restarted node serving again", Duration.ofSeconds(120), () -> {
                 try {
-                    return http(leader).get(logPath(ws, LOG)).status() == 200;
+                    return nodes.http(leader).get(logPath(ws, LOG)).status() == 200;
                 } catch (IllegalStateException notYet) {
                     return false;
                 }
@@ -469,7 +442,7 @@ class ClusterColdIT {
         // every acknowledged batch exactly once, at the seqs its ack named, identical on every node
         String first = null;
         for (String id : ids) {
-            List<JsonNode> entries = readAll(http(id), ws, id);
+            List<JsonNode> entries = readAll(nodes.http(id), ws, id);
             Map<String, Long> where = new HashMap<>();
             for (JsonNode e : entries) {
                 String key = e.get("data").get("b").asLong() + "/" + e.get("data").get("i").asLong();
@@ -491,7 +464,7 @@ class ClusterColdIT {
                 assertEquals(first, all, "node " + id + " reads other entries than n1");
             }
         }
-        Manifest end = manifest(ws);
+        Manifest end = ColdLogs.storedManifest(shared, ws, LOG);
         System.out.printf("ClusterColdIT history: %d batches × %d entries acknowledged (%d), 0 lost, 0 duplicated; manifest"
                         + " generations seen %d, final generation %d term %d cold 1..%d; new leader %s; first ack %d ms after the kill%n",
                 lastBatch, perBatch, total, generationsSeen.get(), end.generation(), end.term(), end.lastSeq(), newLeader,
@@ -517,7 +490,7 @@ class ClusterColdIT {
         long total = (long) batches * perBatch;
         awaitEveryNode(ws, "cold segments rolled", Duration.ofSeconds(120), ids,
                 (id, s) -> s.path("segments").asInt() < 2 ? "fewer than 2 cold segments" : null);
-        long coldBefore = manifest(ws).segments().size();
+        long coldBefore = ColdLogs.storedManifest(shared, ws, LOG).segments().size();
         String leader = leaderOf(ws, "n1");
         assertNotNull(leader);
         String follower = ids.stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
@@ -526,19 +499,19 @@ class ClusterColdIT {
             retiredBefore.put(id, retiredSegments(id));
         }
         long first = total - 99;
-        Http.Reply trim = http(follower).post(logPath(ws, LOG) + "/trim", "{\"before\":" + first + "}");
+        Http.Reply trim = nodes.http(follower).post(logPath(ws, LOG) + "/trim", "{\"before\":" + first + "}");
         assertEquals(200, trim.status(), trim.body());
         assertEquals(first, trim.json().path("first").asLong(), trim.body());
 
         await("the leader retired every cold segment below first", Duration.ofSeconds(60),
-                () -> manifest(ws).segments().stream().allMatch(seg -> seg.lastSeq() >= first));
-        Manifest m = manifest(ws);
+                () -> ColdLogs.storedManifest(shared, ws, LOG).segments().stream().allMatch(seg -> seg.lastSeq() >= first));
+        Manifest m = ColdLogs.storedManifest(shared, ws, LOG);
         assertTrue(m.term() >= 1, "a leader's term commits the trim's manifest: " + m.term());
         assertTrue(m.segments().size() < coldBefore, "segments retired: " + coldBefore + " → " + m.segments().size());
         String read = null;
         List<String> retiredBy = new ArrayList<>();
         for (String id : ids) {
-            Http.Reply page = http(id).get(logPath(ws, LOG) + "/entries?from=1&limit=400");
+            Http.Reply page = nodes.http(id).get(logPath(ws, LOG) + "/entries?from=1&limit=400");
             assertEquals(200, page.status(), id + ": " + page.body());
             JsonNode p = page.json();
             assertEquals(first - 1, p.path("gap").path("to").asLong(), id + ": " + page.body());
@@ -560,7 +533,7 @@ class ClusterColdIT {
 
     /** The node's {@code strand_retention_cold_segments_retired} counter. */
     private long retiredSegments(String id) {
-        Http.Reply r = http(id).get("/observe/metrics");
+        Http.Reply r = nodes.http(id).get("/observe/metrics");
         assertEquals(200, r.status());
         return r.body().lines().filter(l -> l.startsWith("strand_retention_cold_segments_retired"))
                 .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();

@@ -41,21 +41,6 @@ class ClusterIT {
         }
     }
 
-    private Http http(String id) {
-        return new Http(nodes.url(id), null);
-    }
-
-    /** Retries while the cluster elects its first leaders (503 unavailable, retryable). */
-    private static Http.Reply untilNot503(java.util.function.Supplier<Http.Reply> call) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Http.Reply r = call.get();
-        while (r.status() == 503 && System.nanoTime() < deadline) {
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // poll pace, not a wait for an event
-            r = call.get();
-        }
-        return r;
-    }
-
     @Test
     void appendsOnEveryNodeShouldReadBackIdenticallyOnEveryNode() {
         List<String> ids = List.of("n1", "n2", "n3");
@@ -63,7 +48,7 @@ class ClusterIT {
             String id = ids.get(i % 3);
             int n = i;
             // a 503 may come after the command reached a leader ("outcome":"unknown"): the producer fields make the retry exact
-            Http.Reply r = untilNot503(() -> http(id).post("/v1/ws/w" + (n % 5) + "/logs/chat/entries",
+            Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(id).post("/v1/ws/w" + (n % 5) + "/logs/chat/entries",
                     "{\"data\":{\"n\":" + n + "},\"producerId\":\"it\",\"producerSeq\":" + n + "}"));
             assertEquals(200, r.status(), r.body());
             assertEquals("quorum", r.json().path("durable").asText(), r.body());
@@ -74,7 +59,7 @@ class ClusterIT {
             for (String id : ids) {
                 // 503 (retryable) while this node's replica catches up (a node that started last can wait for
                 // its leader's appender for seconds, Ratis 3.3.0): a stale page is never served instead
-                Http.Reply page = untilNot503(() -> http(id).get("/v1/ws/w" + ws + "/logs/chat/entries?from=1&limit=100"));
+                Http.Reply page = ClusterNodes.untilNot503(() -> nodes.http(id).get("/v1/ws/w" + ws + "/logs/chat/entries?from=1&limit=100"));
                 assertEquals(200, page.status(), page.body());
                 JsonNode entries = page.json().path("entries");
                 assertEquals(6, entries.size(), id + " w" + w + ": " + page.body());
@@ -100,7 +85,7 @@ class ClusterIT {
         for (String id : List.of("n1", "n2", "n3")) {
             threads.add(Thread.ofVirtual().start(() -> {
                 for (int i = 0; i < 20; i++) {
-                    Http.Reply r = http(id).post("/v1/ws/ledger/docs/counter/incr", "{\"path\":\"n\",\"delta\":1}");
+                    Http.Reply r = nodes.http(id).post("/v1/ws/ledger/docs/counter/incr", "{\"path\":\"n\",\"delta\":1}");
                     if (r.status() == 200) {
                         acked.incrementAndGet();
                     } else {
@@ -114,7 +99,7 @@ class ClusterIT {
             t.join();
         }
         for (String id : List.of("n1", "n2", "n3")) {
-            Http.Reply r = http(id).get("/v1/ws/ledger/docs/counter");
+            Http.Reply r = nodes.http(id).get("/v1/ws/ledger/docs/counter");
             assertEquals(200, r.status(), r.body());
             long n = r.json().path("value").path("n").asLong();
             assertTrue(n >= acked.get() && n <= acked.get() + inDoubt.get(),
@@ -125,16 +110,16 @@ class ClusterIT {
 
     @Test
     void clusterStatusShouldNameEveryShardsLeader() {
-        Http.Reply r = untilNot503(() -> http("n2").get("/v1/cluster"));
+        Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http("n2").get("/v1/cluster"));
         assertEquals(200, r.status(), r.body());
         JsonNode body = r.json();
         assertEquals("n2", body.path("node").asText());
         assertEquals(3, body.path("nodes").size(), r.body());
         assertEquals(4, body.path("shards").size(), r.body());
-        Http.Reply shard = http("n1").get("/v1/cluster/shard?ws=w1");
+        Http.Reply shard = nodes.http("n1").get("/v1/cluster/shard?ws=w1");
         assertEquals(200, shard.status(), shard.body());
         assertTrue(shard.json().path("replicas").size() == 3, shard.body());
-        Http.Reply metrics = http("n3").get("/observe/metrics");
+        Http.Reply metrics = nodes.http("n3").get("/observe/metrics");
         assertEquals(200, metrics.status());
         for (String name : List.of("strand_cluster_leader", "strand_cluster_term", "strand_cluster_commit_index",
                 "strand_cluster_apply_lag", "strand_cluster_follower_lag", "strand_cluster_leader_changes",
@@ -143,7 +128,7 @@ class ClusterIT {
                     name + " missing from the metrics: " + metrics.body().lines().filter(l -> l.contains("cluster")).toList());
         }
         // readiness is DOWN while any local shard has no leader: an election under load (CI) is a moment of it
-        Http.Reply health = untilNot503(() -> http("n1").get("/observe/health"));
+        Http.Reply health = ClusterNodes.untilNot503(() -> nodes.http("n1").get("/observe/health"));
         assertEquals(200, health.status(), health.body());
         assertTrue(health.json().path("checks").toString().contains("\"cluster\""), health.body());
     }
@@ -153,7 +138,7 @@ class ClusterIT {
         String body = ColdLogs.batch(from, n);
         body = body.substring(0, body.length() - 1) + ",\"producerId\":\"it-" + log + "\",\"producerSeq\":" + from + "}";
         String b = body;
-        Http.Reply r = untilNot503(() -> http(id).post(ColdLogs.logPath(ws, log) + "/entries", b));
+        Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(id).post(ColdLogs.logPath(ws, log) + "/entries", b));
         assertEquals(200, r.status(), r.body());
         assertEquals(from, r.json().path("firstSeq").asLong(), r.body());
     }
@@ -161,7 +146,7 @@ class ClusterIT {
     /** Every node's first page of {@code ws/log} (after its read barrier): a gap below {@code first}, then seqs from it. */
     private void assertFirstOnEveryNode(String ws, String log, long first, long head) {
         for (String id : List.of("n1", "n2", "n3")) {
-            Http.Reply page = untilNot503(() -> http(id).get(ColdLogs.logPath(ws, log) + "/entries?from=1&limit=5"));
+            Http.Reply page = ClusterNodes.untilNot503(() -> nodes.http(id).get(ColdLogs.logPath(ws, log) + "/entries?from=1&limit=5"));
             assertEquals(200, page.status(), page.body());
             JsonNode p = page.json();
             assertEquals(first, p.path("first").asLong(), id + ": " + page.body());
@@ -169,32 +154,32 @@ class ClusterIT {
             assertEquals(first - 1, p.path("gap").path("to").asLong(), id + ": " + page.body());
             assertEquals(first, p.path("entries").get(0).path("seq").asLong(), id + ": " + page.body());
             assertEquals(first, p.path("entries").get(0).path("data").path("n").asLong(), id + ": " + page.body());
-            assertEquals(head, ColdLogs.info(http(id), ws, log).path("head").asLong(), id);
+            assertEquals(head, ColdLogs.info(nodes.http(id), ws, log).path("head").asLong(), id);
         }
     }
 
     @Test
     void aTrimOnAnyNodeShouldHideTheSameEntriesOnEveryNodeAndBeAudited() {
         appendOnce("n1", "trims", "t", 1, 50);
-        Http.Reply trim = untilNot503(() -> http("n2").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":20}"));
+        Http.Reply trim = ClusterNodes.untilNot503(() -> nodes.http("n2").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":20}"));
         assertEquals(200, trim.status(), trim.body());
         assertEquals(20, trim.json().path("first").asLong(), trim.body());
         assertEquals(50, trim.json().path("head").asLong(), trim.body());
         assertFirstOnEveryNode("trims", "t", 20, 50);
 
         // refused on every replica alike, nothing changed
-        Http.Reply past = http("n3").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":52}");
+        Http.Reply past = nodes.http("n3").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":52}");
         assertEquals(400, past.status(), past.body());
         assertEquals(50, past.json().path("error").path("head").asLong(), past.body());
-        assertEquals(404, http("n1").post(ColdLogs.logPath("trims", "none") + "/trim", "{\"before\":1}").status());
-        Http.Reply lower = http("n3").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":5}");
+        assertEquals(404, nodes.http("n1").post(ColdLogs.logPath("trims", "none") + "/trim", "{\"before\":1}").status());
+        Http.Reply lower = nodes.http("n3").post(ColdLogs.logPath("trims", "t") + "/trim", "{\"before\":5}");
         assertEquals(200, lower.status(), lower.body());
         assertEquals(20, lower.json().path("first").asLong(), "first only moves forward: " + lower.body());
         assertFirstOnEveryNode("trims", "t", 20, 50);
 
         appendOnce("n3", "trims", "t", 51, 1); // seqs go on after a trim
         List<String> actions = new ArrayList<>();
-        for (JsonNode e : http("n1").get("/v1/ws/_system/logs/audit/entries?from=1&limit=1000").json().path("entries")) {
+        for (JsonNode e : nodes.http("n1").get("/v1/ws/_system/logs/audit/entries?from=1&limit=1000").json().path("entries")) {
             actions.add(e.path("data").path("action").asText() + ":" + e.path("data").path("phase").asText());
         }
         assertTrue(actions.containsAll(List.of("log.trim:intent", "log.trim:done", "log.trim:failed")), actions.toString());
@@ -204,20 +189,20 @@ class ClusterIT {
     @Test
     void aRetentionPolicySetOnAnyNodeShouldTrimEveryReplica() {
         appendOnce("n2", "kept", "r", 1, 30);
-        Http.Reply put = untilNot503(() -> http("n3").put(ColdLogs.logPath("kept", "r") + "/retention", "{\"maxEntries\":10}"));
+        Http.Reply put = ClusterNodes.untilNot503(() -> nodes.http("n3").put(ColdLogs.logPath("kept", "r") + "/retention", "{\"maxEntries\":10}"));
         assertEquals(200, put.status(), put.body());
         assertEquals("{\"maxAgeSeconds\":null,\"maxEntries\":10,\"maxBytes\":null}", put.json().path("retention").toString());
-        assertEquals(400, http("n1").put(ColdLogs.logPath("kept", "r") + "/retention", "{\"maxEntries\":0}").status());
+        assertEquals(400, nodes.http("n1").put(ColdLogs.logPath("kept", "r") + "/retention", "{\"maxEntries\":0}").status());
         for (String id : List.of("n1", "n2", "n3")) {
             ColdLogs.await(id + " trimmed to the policy", Duration.ofSeconds(30),
-                    () -> ColdLogs.info(http(id), "kept", "r").path("first").asLong() == 21);
-            assertEquals(10, ColdLogs.info(http(id), "kept", "r").path("retention").path("maxEntries").asLong(), id);
+                    () -> ColdLogs.info(nodes.http(id), "kept", "r").path("first").asLong() == 21);
+            assertEquals(10, ColdLogs.info(nodes.http(id), "kept", "r").path("retention").path("maxEntries").asLong(), id);
         }
         assertFirstOnEveryNode("kept", "r", 21, 30);
         appendOnce("n1", "kept", "r", 31, 5); // the leader's next pass (1 s) trims again
         for (String id : List.of("n1", "n2", "n3")) {
             ColdLogs.await(id + " trimmed after more appends", Duration.ofSeconds(30),
-                    () -> ColdLogs.info(http(id), "kept", "r").path("first").asLong() == 26);
+                    () -> ColdLogs.info(nodes.http(id), "kept", "r").path("first").asLong() == 26);
         }
         assertFirstOnEveryNode("kept", "r", 26, 35);
     }

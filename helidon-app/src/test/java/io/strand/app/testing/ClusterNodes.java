@@ -150,6 +150,25 @@ public final class ClusterNodes implements AutoCloseable {
         return p;
     }
 
+    /** A client of node {@code id}'s HTTP port (no token: the nodes run with {@code --auth false} unless made with auth). */
+    public Http http(String id) {
+        return new Http(url(id), null);
+    }
+
+    /**
+     * Retries {@code call} while it answers {@code 503} (no leader yet, an election, or the node's
+     * replica catching up before it serves a read), for up to 60 s; returns the last answer.
+     */
+    public static Http.Reply untilNot503(java.util.function.Supplier<Http.Reply> call) {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+        Http.Reply r = call.get();
+        while (r.status() == 503 && System.nanoTime() < deadline) {
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // poll pace, not a wait for an event
+            r = call.get();
+        }
+        return r;
+    }
+
     public Path dataDir(String id) {
         return dir.resolve(id);
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.coldtier.S3ProxyFixture;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -49,6 +50,18 @@ public final class ColdLogs {
         env.put("STRAND_S3_REGION", "us-east-1");
         env.put("STRAND_S3_PATH_STYLE", "true");
         return env;
+    }
+
+    /** The manifest of {@code ws/log} as stored now in a {@code file:} cold directory {@code shared} (generation 0 when none). */
+    public static io.strand.coldtier.Manifest storedManifest(Path shared, String ws, String log) {
+        Path file = shared.resolve(ws).resolve(log).resolve("manifest.json");
+        try {
+            return io.strand.coldtier.Manifest.fromJson(java.nio.file.Files.readAllBytes(file), file.toString());
+        } catch (java.nio.file.NoSuchFileException e) {
+            return io.strand.coldtier.Manifest.empty(ws, log);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     public static String logPath(String ws, String log) {
