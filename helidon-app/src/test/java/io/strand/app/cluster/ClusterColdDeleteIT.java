@@ -52,19 +52,6 @@ class ClusterColdDeleteIT {
         }
     }
 
-    /** A workspace whose shard n1 leads (leaders sit on their preferred replicas, spread over the nodes). */
-    private String workspaceLedByN1() {
-        for (int i = 0; i < 200; i++) {
-            String ws = "del-" + i;
-            Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http("n2").get("/v1/cluster/shard?ws=" + ws));
-            assertEquals(200, r.status(), r.body());
-            if ("n1".equals(r.json().path("leader").asText())) {
-                return ws;
-            }
-        }
-        throw new AssertionError("n1 leads no shard");
-    }
-
     /** {@code n} entries {@code {"p":producer,"b":batch,"i":i}} sent by {@code producer} as its seq {@code batch}, retried on 503. */
     private void append(String via, String ws, String producer, int batch, int n) {
         StringBuilder sb = new StringBuilder("{\"entries\":[");
@@ -123,7 +110,7 @@ class ClusterColdDeleteIT {
             t.join();
         }
         assertTrue(failed.isEmpty(), failed.toString());
-        String ws = workspaceLedByN1();
+        String ws = nodes.workspaceLedBy("n1", "del-");
         long n1 = nodes.pid("n1");
 
         for (int b = 1; b <= 10; b++) {

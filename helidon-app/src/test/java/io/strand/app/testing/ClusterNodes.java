@@ -169,6 +169,19 @@ public final class ClusterNodes implements AutoCloseable {
         return r;
     }
 
+    /** A workspace named {@code prefix}N whose shard node {@code id} leads now (leaders sit on their preferred replicas). */
+    public String workspaceLedBy(String id, String prefix) {
+        for (int i = 0; i < 200; i++) {
+            String ws = prefix + i;
+            String asking = up().getFirst();
+            Http.Reply r = untilNot503(() -> http(asking).get("/v1/cluster/shard?ws=" + ws));
+            if (r.status() == 200 && id.equals(r.json().path("leader").asText())) {
+                return ws;
+            }
+        }
+        throw new AssertionError(id + " leads no shard");
+    }
+
     public Path dataDir(String id) {
         return dir.resolve(id);
     }
