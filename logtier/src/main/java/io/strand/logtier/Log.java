@@ -113,6 +113,16 @@ final class Log implements Roller.RollableLog, AutoCloseable {
         return appender;
     }
 
+    /**
+     * The last seq written, durable or not: writer thread only. What a change made in a turn must
+     * go by (a trim's {@code head+1} bound), since appends earlier in the same group are written but
+     * their head is published only once the group is durable, and where groups end is timing, not
+     * log order (replicas of a shard group differently).
+     */
+    long writtenHead() {
+        return hot.lastSeq();
+    }
+
     /** The committed head: what readers may see. */
     @Override
     public long head() {

@@ -127,7 +127,7 @@ public final class Retention implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         return onWriter(ws, name, log -> {
-            long head = log.head();
+            long head = log.writtenHead(); // every append before this turn, whatever group it is in
             if (before > head + 1 && !clamp) {
                 throw new StrandException(ErrorCode.BAD_REQUEST, "before " + before + " is past head+1 of log " + name
                         + " (head " + head + ")", Map.of("head", head));

@@ -35,6 +35,7 @@ final class StoresEngine implements ShardEngine {
 
     StoresEngine(Stores stores, Runnable beforeClose) {
         this.stores = stores;
+        stores.logs().applyInLogOrder(); // every command's effect in apply order, appends included
         this.writes = new LocalWrites(ws -> stores);
         this.beforeClose = beforeClose;
     }

@@ -51,9 +51,22 @@ class ClusterRetentionIT {
         assertEquals(200, r.status(), r.body());
     }
 
+    /** Each node's last log info seen, for a failed wait's message. */
+    private final java.util.Map<String, String> lastInfo = new java.util.concurrent.ConcurrentHashMap<>();
+
     private long first(String id, String ws) {
         Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(id).get(logPath(ws, LOG)));
+        lastInfo.put(id, r.status() + " " + r.body());
         return r.status() == 200 ? r.json().path("first").asLong() : -1;
+    }
+
+    /** Waits until node {@code id} reports {@code first}; a timeout names what each node last reported. */
+    private void awaitFirst(String id, String ws, long first, String what, Duration timeout) {
+        try {
+            await(what, timeout, () -> first(id, ws) == first);
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last log info per node: " + lastInfo, e);
+        }
     }
 
     /** Node {@code id}'s entries from its first to the head, checked dense; returned as text to compare nodes. */
@@ -86,7 +99,7 @@ class ClusterRetentionIT {
         Http.Reply put = ClusterNodes.untilNot503(() -> nodes.http("n3").put(logPath(ws, LOG) + "/retention", "{\"maxEntries\":20}"));
         assertEquals(200, put.status(), put.body());
         for (String id : List.of("n1", "n2", "n3")) {
-            await(id + " trimmed to the newest 20", Duration.ofSeconds(30), () -> first(id, ws) == 81);
+            awaitFirst(id, ws, 81, id + " trimmed to the newest 20", Duration.ofSeconds(30));
         }
 
         nodes.kill("n1");
@@ -94,11 +107,11 @@ class ClusterRetentionIT {
             append("n2", ws, b, 10); // retried through the election; the producer seq makes it land once
         }
         for (String id : List.of("n2", "n3")) {
-            await(id + " trimmed by the next leader", Duration.ofSeconds(60), () -> first(id, ws) == 111);
+            awaitFirst(id, ws, 111, id + " trimmed by the next leader", Duration.ofSeconds(60));
         }
 
         nodes.start("n1");
-        await("n1 back with the same first", Duration.ofSeconds(120), () -> first("n1", ws) == 111);
+        awaitFirst("n1", ws, 111, "n1 back with the same first", Duration.ofSeconds(120));
         Http.Reply trim = ClusterNodes.untilNot503(() -> nodes.http("n1").post(logPath(ws, LOG) + "/trim", "{\"before\":121}"));
         assertEquals(200, trim.status(), trim.body());
         assertEquals(121, trim.json().path("first").asLong(), trim.body());

@@ -108,6 +108,29 @@ class StoresEngineTest {
         }
     }
 
+    /**
+     * A trim applied right after appends it did not wait for goes by every one of them: the appends
+     * take effect in apply order (not after an open off the writer) and the trim's bound is the head
+     * written in the writer, not the committed head a group publishes at its end (before: 400 "past
+     * head+1 (head 1)" here; in a cluster, a restarted replica's first 101 against the others' 111).
+     */
+    @Test
+    void aTrimAppliedRightAfterAppendsToAClosedLogShouldSeeThem(@TempDir Path dir) {
+        StoresEngine e = new StoresEngine(open(dir), () -> { });
+        try {
+            java.util.List<CompletableFuture<byte[]>> appends = new java.util.ArrayList<>();
+            for (int n = 1; n <= 5; n++) {
+                appends.add(e.apply(1_000, ShardCommands.append("w", "chat", AppendRequest.of(String.valueOf(n).getBytes(StandardCharsets.UTF_8)))));
+            }
+            assertEquals(new Retention.Trimmed(6, 5), ShardCommands.readTrimmed(e.apply(1_001, ShardCommands.trim("w", "chat", 6, false)).join()));
+            for (int n = 1; n <= 5; n++) {
+                assertEquals(n, ShardCommands.readAppend(appends.get(n - 1).join(), "quorum").firstSeq());
+            }
+        } finally {
+            e.close();
+        }
+    }
+
     private static Stores open(Path dir) {
         Stores stores = Stores.open("test", CONFIG, dir, Durability.OS, 1, new StrandMetrics(), null);
         stores.startRetention(RetentionPolicy.UNLIMITED, Duration.ofSeconds(30), new ReplicatedTrims() {
