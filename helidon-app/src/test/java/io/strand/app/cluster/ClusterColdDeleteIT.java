@@ -52,14 +52,9 @@ class ClusterColdDeleteIT {
         }
     }
 
-    /** {@code n} entries {@code {"p":producer,"b":batch,"i":i}} sent by {@code producer} as its seq {@code batch}, retried on 503. */
+    /** {@code n} entries sent by {@code producer} as its seq {@code batch} ({@link ColdLogs#producerBatch}), retried on 503. */
     private void append(String via, String ws, String producer, int batch, int n) {
-        StringBuilder sb = new StringBuilder("{\"entries\":[");
-        for (int i = 0; i < n; i++) {
-            sb.append(i == 0 ? "" : ",").append("{\"data\":{\"p\":\"").append(producer).append("\",\"b\":").append(batch)
-                    .append(",\"i\":").append(i).append("}}");
-        }
-        String body = sb.append("],\"producerId\":\"").append(producer).append("\",\"producerSeq\":").append(batch).append('}').toString();
+        String body = ColdLogs.producerBatch(producer, batch, n);
         Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(via).post(logPath(ws, LOG) + "/entries", body));
         assertEquals(200, r.status(), r.body());
     }

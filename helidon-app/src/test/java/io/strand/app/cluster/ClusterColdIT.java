@@ -85,15 +85,6 @@ class ClusterColdIT {
         return r.json().path("leader").isTextual() ? r.json().path("leader").asText() : null;
     }
 
-    /** A batch of {@code n} entries {@code {"b":batch,"i":i}} sent once by producer {@code producer} as its seq {@code batch}. */
-    private static String batch(String producer, long batch, int n) {
-        StringBuilder sb = new StringBuilder("{\"entries\":[");
-        for (int i = 0; i < n; i++) {
-            sb.append(i == 0 ? "" : ",").append("{\"data\":{\"b\":").append(batch).append(",\"i\":").append(i).append("}}");
-        }
-        return sb.append("],\"producerId\":\"").append(producer).append("\",\"producerSeq\":").append(batch).append('}').toString();
-    }
-
     /**
      * Sends one batch until a node acknowledges it, trying the running nodes in turn (a killed node,
      * a 503 during an election, a timeout: the producer seq makes a retry land once). Returns the ack.
@@ -248,7 +239,7 @@ class ClusterColdIT {
         int batches = 30;
         int perBatch = 100;
         for (int b = 0; b < batches; b++) {
-            JsonNode ack = appendUntilAcked(ws, batch("p-a", b + 1, perBatch), b, Duration.ofSeconds(60));
+            JsonNode ack = appendUntilAcked(ws, ColdLogs.producerBatch("p-a", b + 1, perBatch), b, Duration.ofSeconds(60));
             assertEquals("quorum", ack.path("durable").asText(), ack.toString());
             assertEquals((long) b * perBatch + 1, ack.path("firstSeq").asLong(), ack.toString());
             LockSupport.parkNanos(120_000_000); // spreads the entries over several one-second hot files
@@ -324,7 +315,7 @@ class ClusterColdIT {
         }
         // the name again: its entries only, rolled and read alike on every node
         for (int b = 0; b < 4; b++) {
-            JsonNode ack = appendUntilAcked(ws, batch("p-again", b + 1, perBatch), b, Duration.ofSeconds(60));
+            JsonNode ack = appendUntilAcked(ws, ColdLogs.producerBatch("p-again", b + 1, perBatch), b, Duration.ofSeconds(60));
             assertEquals((long) b * perBatch + 1, ack.path("firstSeq").asLong(), ack.toString());
         }
         awaitEveryNode(ws, "the new log rolled", Duration.ofSeconds(60), ids,
@@ -346,7 +337,7 @@ class ClusterColdIT {
         List<String> ids = List.of("n1", "n2", "n3");
         // history: every batch acknowledged, and the manifest as a poller of the shared directory saw it
         Map<Long, JsonNode> acked = new ConcurrentHashMap<>();
-        acked.put(1L, appendUntilAcked(ws, batch("p-b", 1, perBatch), 0, Duration.ofSeconds(60)));
+        acked.put(1L, appendUntilAcked(ws, ColdLogs.producerBatch("p-b", 1, perBatch), 0, Duration.ofSeconds(60)));
         String leader = leaderOf(ws, "n1");
         assertNotNull(leader, "shard of " + ws + " has a leader");
         ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
@@ -376,7 +367,7 @@ class ClusterColdIT {
                 while (!stop.get()) {
                     long b = nextBatch.getAndIncrement();
                     // generous: on a 2-core box shared with other builds an election can take many timeouts
-                    acked.put(b, appendUntilAcked(ws, batch("p-b", b, perBatch), (int) b, Duration.ofSeconds(150)));
+                    acked.put(b, appendUntilAcked(ws, ColdLogs.producerBatch("p-b", b, perBatch), (int) b, Duration.ofSeconds(150)));
                     if (killedAt.get() != 0) {
                         firstAckAfterKill.compareAndSet(0, System.nanoTime());
                     }
@@ -484,7 +475,7 @@ class ClusterColdIT {
         int batches = 20;
         int perBatch = 100;
         for (int b = 0; b < batches; b++) {
-            appendUntilAcked(ws, batch("p-c", b + 1, perBatch), b, Duration.ofSeconds(60));
+            appendUntilAcked(ws, ColdLogs.producerBatch("p-c", b + 1, perBatch), b, Duration.ofSeconds(60));
             LockSupport.parkNanos(120_000_000); // spreads the entries over several one-second hot files
         }
         long total = (long) batches * perBatch;

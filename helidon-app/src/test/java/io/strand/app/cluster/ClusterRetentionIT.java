@@ -9,6 +9,7 @@ import io.strand.app.reliability.FaultTest;
 import io.strand.app.reliability.ReliabilityRow;
 import io.strand.app.reliability.Scenario;
 import io.strand.app.testing.ClusterNodes;
+import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,12 +42,9 @@ class ClusterRetentionIT {
         }
     }
 
+    /** {@code n} entries as producer "it"'s seq {@code batch} ({@link ColdLogs#producerBatch}), retried on 503. */
     private void append(String via, String ws, int batch, int n) {
-        StringBuilder sb = new StringBuilder("{\"entries\":[");
-        for (int i = 0; i < n; i++) {
-            sb.append(i == 0 ? "" : ",").append("{\"data\":{\"b\":").append(batch).append(",\"i\":").append(i).append("}}");
-        }
-        String body = sb.append("],\"producerId\":\"it\",\"producerSeq\":").append(batch).append('}').toString();
+        String body = ColdLogs.producerBatch("it", batch, n);
         Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http(via).post(logPath(ws, LOG) + "/entries", body));
         assertEquals(200, r.status(), r.body());
     }

@@ -77,6 +77,19 @@ public final class ColdLogs {
         return sb.append("]}").toString();
     }
 
+    /**
+     * A batch body of {@code n} entries {@code {"p":producer,"b":seq,"i":i}} sent by {@code producer} as its
+     * {@code producerSeq} {@code seq}, so a retry after a 503 (outcome unknown) lands once.
+     */
+    public static String producerBatch(String producer, long seq, int n) {
+        StringBuilder sb = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i < n; i++) {
+            sb.append(i == 0 ? "" : ",").append("{\"data\":{\"p\":\"").append(producer).append("\",\"b\":").append(seq)
+                    .append(",\"i\":").append(i).append("}}");
+        }
+        return sb.append("],\"producerId\":\"").append(producer).append("\",\"producerSeq\":").append(seq).append('}').toString();
+    }
+
     /** Appends {@code n} entries that must land at seqs {@code from..from+n-1}. */
     public static void append(Http http, String ws, String log, long from, int n) {
         Http.Reply r = http.post(logPath(ws, log) + "/entries", batch(from, n));
