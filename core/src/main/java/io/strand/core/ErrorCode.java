@@ -83,4 +83,14 @@ public enum ErrorCode {
         }
         return status >= 400 && status < 500 ? BAD_REQUEST : INTERNAL;
     }
+
+    /** The code whose {@link #wire} is {@code wire}; {@code internal} for one this build does not know. */
+    public static ErrorCode ofWire(String wire) {
+        for (ErrorCode c : values()) {
+            if (c.wire.equals(wire)) {
+                return c;
+            }
+        }
+        return INTERNAL;
+    }
 }

@@ -18,7 +18,7 @@ import io.strand.app.auth.Authenticator;
 import io.strand.app.auth.JwtAuthenticator;
 import io.strand.app.ds.DsCors;
 import io.strand.app.ds.DsHttp;
-import io.strand.app.ds.DsRegistry;
+import io.strand.app.ds.DsStates;
 import io.strand.app.http.AdminHttp;
 import io.strand.app.http.AllowedMethods;
 import io.strand.app.http.ConnectionGuard;
@@ -29,7 +29,6 @@ import io.strand.app.http.DocsHttp;
 import io.strand.app.http.TxnHttp;
 import io.strand.app.cluster.ClusterHttp;
 import io.strand.app.cluster.ClusterPlacement;
-import io.strand.app.cluster.SingleNodeOnly;
 import io.strand.app.stores.Placement;
 import io.strand.app.stores.SingleNode;
 import io.strand.app.stores.Stores;
@@ -78,7 +77,8 @@ public final class StrandServer implements AutoCloseable {
     /** Single node: the one store set's parts (the cold tier, retention and Durable Streams use them). */
     private final LogStore logs;
     private final DocStore docs;
-    private final DsRegistry dsRegistry;
+    /** The Durable Streams state of every store set here (on a cluster node, applied by each shard replica). */
+    private final DsStates dsStates;
     private final DsHttp dsHttp;
     private final ColdTier coldTier;
     private final Authenticator authenticator;
@@ -133,10 +133,10 @@ public final class StrandServer implements AutoCloseable {
         this.recovering = recovering;
         this.config = config;
         if (config.cluster() != null) {
-            // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node), trims and
-            // retention through each shard's log; Durable Streams is a single-node feature for now (its stream registry
-            // is node-local state that is not replicated), so its routes answer 501
-            ClusterPlacement cluster = ClusterPlacement.start(config, metrics);
+            // a cluster: one store set per shard replica, a cold tier only with --cold (shared by every node), trims,
+            // retention and Durable Streams writes through each shard's log
+            this.dsStates = new DsStates(true, config.dsLongPollTimeout());
+            ClusterPlacement cluster = ClusterPlacement.start(config, metrics, dsStates);
             this.placement = cluster;
             this.cluster = cluster;
             this.writers = null;
@@ -144,8 +144,6 @@ public final class StrandServer implements AutoCloseable {
             this.logs = null;
             this.docs = null;
             this.coldTier = null;
-            this.dsRegistry = null;
-            this.dsHttp = null;
             System.getLogger("strand").log(System.Logger.Level.INFO, "cluster node " + config.cluster().nodeId() + ": "
                     + config.cluster().shards() + " shards over " + config.cluster().members()
                     + (cluster.hasColdTier() ? "; cold tier " + config.cold() + " shared by every"
@@ -161,11 +159,12 @@ public final class StrandServer implements AutoCloseable {
             this.docs = home.docs();
             this.coldTier = openColdTier(config);
             logs.enableColdTier(coldTier);
-            this.dsRegistry = new DsRegistry(config.dataDir().resolve("ds"));
-            this.dsHttp = new DsHttp(logs, dsRegistry, config.maxBodyBytes(), config.dsLongPollTimeout());
+            this.dsStates = new DsStates(false, config.dsLongPollTimeout());
             // after the replay: the worker's first pass finishes trims a crash interrupted
             home.startRetention(config.retentionDefaults(), config.retentionCheckInterval(), null);
         }
+        dsStates.serveThrough(placement);
+        this.dsHttp = new DsHttp(dsStates, placement, config.maxBodyBytes());
         coldMetrics();
         retentionMetrics();
         this.authenticator = authFor.apply(placement);
@@ -372,18 +371,17 @@ public final class StrandServer implements AutoCloseable {
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.placement, io)))
                 .register("/v1", routes.recording("/v1", new TxnHttp(s.placement.writes(), io)))
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.placement, io, s.metrics, s.audit,
-                        s.dsRegistry == null ? (ws, log, info) -> { } : s.dsRegistry::annotate)))
+                        s.dsStates::annotate)))
                 .register("/v1", routes.recording("/v1", new WorkspacesHttp(s.placement)))
                 .register("/v1", routes.recording("/v1", new RetentionHttp(s.placement.writes(), io, s.audit)))
                 .register("/v1", routes.recording("/v1", new AdminHttp(s.authenticator instanceof JwtAuthenticator jwt ? jwt : null, s.audit, io)));
         if (s.cluster == null) {
-            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, ColdHttp.ColdWriters.ANY_NODE)))
-                    .any("/ds/*", s.dsHttp);
+            routing.register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, ColdHttp.ColdWriters.ANY_NODE)));
         } else {
             routing.register("/v1", routes.recording("/v1", new ClusterHttp(s.cluster, io, s.audit, s::url)))
-                    .register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, s.cluster::requireColdWriter)))
-                    .any("/ds/*", SingleNodeOnly::refuse);
+                    .register("/v1", routes.recording("/v1", new ColdHttp(s.placement, io, s.audit, s.cluster::requireColdWriter)));
         }
+        routing.any("/ds/*", s.dsHttp);
         routing
                 .get("/v1/ws/{ws}/socket", SocketEndpoint::refusedUpgrade)
                 // the web console: static files from the jar, no token needed to load them (the page asks for one)
@@ -436,9 +434,7 @@ public final class StrandServer implements AutoCloseable {
         server.stop();
         wsLoops.close(); // after the server: its stop ended the loops' connections
         guard.close();
-        if (dsHttp != null) {
-            dsHttp.close();
-        }
+        dsStates.close();
         if (cluster != null && authenticator instanceof JwtAuthenticator jwt) {
             jwt.close(); // its follower reads the _system shard's stores
         }

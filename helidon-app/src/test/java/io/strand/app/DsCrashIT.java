@@ -5,15 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.testing.DsClient;
+import io.strand.app.testing.DsClient.Reply;
 import io.strand.core.Json;
 import java.io.ByteArrayOutputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -40,29 +37,12 @@ class DsCrashIT {
     private static final String P = "/ds/crash/p";
     private static final String C = "/ds/crash/closed";
     private static final String T = "/ds/crash/ttl";
-    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     Path dir;
 
-    record Reply(int status, byte[] body, HttpResponse<byte[]> raw) {
-        String header(String name) {
-            return raw.headers().firstValue(name).orElse(null);
-        }
-    }
-
     static Reply send(String base, String method, String path, String body, String... headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(20))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-        if (headers.length > 0) {
-            b.headers(headers);
-        }
-        try {
-            HttpResponse<byte[]> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-            return new Reply(r.statusCode(), r.body(), r);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return new DsClient(base).send(method, path, body, headers);
     }
 
     @Test

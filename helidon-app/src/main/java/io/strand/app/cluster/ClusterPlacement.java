@@ -3,6 +3,7 @@ package io.strand.app.cluster;
 import io.strand.app.ServerConfig;
 import io.strand.app.StrandMetrics;
 import io.strand.app.stores.Placement;
+import io.strand.app.stores.ReplicatedStreams;
 import io.strand.app.stores.Stores;
 import io.strand.app.stores.WritePath;
 import io.strand.cluster.ClusterSpec;
@@ -55,6 +56,8 @@ public final class ClusterPlacement implements Placement {
     private final java.util.concurrent.atomic.AtomicLong localOnlyReads = new java.util.concurrent.atomic.AtomicLong();
     private final ServerConfig config;
     private final StrandMetrics metrics;
+    /** What each shard replica applies Durable Streams writes through. */
+    private final ReplicatedStreams streams;
     private final ClusterSpec spec;
     private final Map<Integer, StoresEngine> engines = new ConcurrentHashMap<>();
     /** Told just before a shard's stores close (see {@link #onStoresClosing}). */
@@ -67,7 +70,8 @@ public final class ClusterPlacement implements Placement {
     private final ColdStore coldStore;
     private final BlockCache coldCache;
 
-    private ClusterPlacement(ServerConfig config, StrandMetrics metrics) {
+    private ClusterPlacement(ServerConfig config, StrandMetrics metrics, ReplicatedStreams streams) {
+        this.streams = streams;
         this.config = config;
         this.metrics = metrics;
         ServerConfig.Cluster c = config.cluster();
@@ -119,8 +123,9 @@ public final class ClusterPlacement implements Placement {
         }
     }
 
-    public static ClusterPlacement start(ServerConfig config, StrandMetrics metrics) {
-        return new ClusterPlacement(config, metrics);
+    /** Starts this node's shard replicas; {@code streams} applies their Durable Streams writes (it may see some before this returns). */
+    public static ClusterPlacement start(ServerConfig config, StrandMetrics metrics, ReplicatedStreams streams) {
+        return new ClusterPlacement(config, metrics, streams);
     }
 
     /**
@@ -174,7 +179,7 @@ public final class ClusterPlacement implements Placement {
                 }
             });
             StoresEngine[] self = new StoresEngine[1];
-            self[0] = new StoresEngine(stores, () -> closing(shard, self[0]));
+            self[0] = new StoresEngine(stores, () -> closing(shard, self[0]), streams);
             engines.put(shard, self[0]);
             return self[0];
         }
@@ -281,6 +286,11 @@ public final class ClusterPlacement implements Placement {
         return new StrandException(ErrorCode.UNAVAILABLE, "shard " + shard + "'s replica on this node is being rebuilt"
                 + " (a snapshot from the leader replaces it) or removed: subscribe again from 'next', here or on"
                 + " another node", Map.of("retryable", true, "shard", shard));
+    }
+
+    @Override
+    public boolean leads(String ws) {
+        return node.leaderTerm(spec.shardOf(ws)) >= 0;
     }
 
     @Override

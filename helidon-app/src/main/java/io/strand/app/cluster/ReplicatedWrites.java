@@ -115,6 +115,12 @@ final class ReplicatedWrites implements WritePath {
         });
     }
 
+    @Override
+    public CompletableFuture<byte[]> dsWrite(String ws, byte[] call) {
+        Names.workspace(ws);
+        return submit(ws, ShardCommands.ds(ws, call)).thenApply(ShardCommands::readDs);
+    }
+
     /** The replica ran without a write-ahead log of its own: the durability clients get is the Raft quorum. */
     private static ObjectNode quorum(ObjectNode reply) {
         if (reply.has("durable")) {

@@ -42,6 +42,7 @@ import java.util.Map;
  *   8 retention  str ws, str log, str policy (JSON: maxAgeSeconds, maxEntries, maxBytes, each null = unlimited)
  *   9 coldDeleted str ws, str log, i64 generation (the shard's leader emptied a deleted log's shared manifest
  *                at that generation; see {@link io.strand.logtier.LogStore#coldDeleted})
+ *  10 ds         str ws, u32 n, n bytes (a Durable Streams write, in the endpoint's own format: {@code ds/DsCall})
  * reply    := u8 0 (ok), result | u8 1 (error), str code (SPEC §2 wire code), str message, str extras (JSON object)
  *   append result   i64 firstSeq, i64 lastSeq, i64 ts, u8 duplicate
  *   doc/txn result  str reply (JSON object)
@@ -49,6 +50,7 @@ import java.util.Map;
  *   coldCovered     u32 hot files the answering replica dropped
  *   trim, trimToPolicy  i64 first, i64 head
  *   retention, coldDeleted  (nothing)
+ *   ds              the rest of the reply: the endpoint's answer ({@code ds/DsAnswer}; a refused request is an answer)
  * </pre>
  * A command is committed when its Raft entry is (a majority of the shard's replicas hold it); it
  * takes effect on each replica when that replica applies the entry.
@@ -63,15 +65,21 @@ public final class ShardCommands {
     static final byte TRIM_TO_POLICY = 7;
     static final byte RETENTION = 8;
     static final byte COLD_DELETED = 9;
+    static final byte DS = 10;
 
     private ShardCommands() {
     }
 
     /**
      * A decoded command; {@code body} is the doc or txn request (a retention command's policy),
-     * {@code append} the append, {@code seq} coldCovered's coldLast, a trim's before or coldDeleted's generation.
+     * {@code append} the append, {@code seq} coldCovered's coldLast, a trim's before or coldDeleted's generation,
+     * {@code call} a ds command's call.
      */
-    public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body, long seq) {
+    public record Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body, long seq, byte[] call) {
+        Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body, long seq) {
+            this(type, ws, name, op, append, body, seq, null);
+        }
+
         Command(byte type, String ws, String name, String op, AppendRequest append, JsonNode body) {
             this(type, ws, name, op, append, body, 0);
         }
@@ -161,6 +169,28 @@ public final class ShardCommands {
     }
 
     /** Decodes a command; a command that does not decode is a bug or corruption, never a request error. */
+    public static byte[] ds(String ws, byte[] call) {
+        return write(16 + call.length, out -> {
+            out.writeByte(DS);
+            str(out, ws);
+            out.writeInt(call.length);
+            out.write(call);
+        });
+    }
+
+    /** A ds command's reply: the endpoint's answer bytes (or the error the proposal failed with, thrown). */
+    public static byte[] readDs(byte[] reply) {
+        return read(reply, DataInputStream::readAllBytes);
+    }
+
+    /** A ds command's reply around the endpoint's answer. */
+    public static byte[] dsReply(byte[] answer) {
+        return write(1 + answer.length, out -> {
+            out.writeByte(0);
+            out.write(answer);
+        });
+    }
+
     public static Command read(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
             byte type = in.readByte();
@@ -200,6 +230,7 @@ public final class ShardCommands {
                 case DELETE_LOG -> new Command(type, str(in), str(in), null, null, null);
                 case COLD_COVERED, TRIM, TRIM_TO_POLICY, COLD_DELETED -> new Command(type, str(in), str(in), null, null, null, in.readLong());
                 case RETENTION -> new Command(type, str(in), str(in), null, null, Json.MAPPER.readTree(str(in)));
+                case DS -> new Command(type, str(in), null, null, null, null, 0, in.readNBytes(in.readInt()));
                 default -> throw new IllegalStateException("unknown replicated command type " + type);
             };
         } catch (IOException e) {
@@ -311,19 +342,10 @@ public final class ShardCommands {
             String wire = str(in);
             String message = str(in);
             Map<String, Object> extras = Json.MAPPER.readValue(str(in), LinkedHashMap.class);
-            throw new StrandException(code(wire), message, extras);
+            throw new StrandException(ErrorCode.ofWire(wire), message, extras);
         } catch (IOException e) {
             throw new UncheckedIOException("a replicated reply does not decode", e);
         }
-    }
-
-    private static ErrorCode code(String wire) {
-        for (ErrorCode c : ErrorCode.values()) {
-            if (c.wire().equals(wire)) {
-                return c;
-            }
-        }
-        return ErrorCode.INTERNAL;
     }
 
     private static byte[] write(Writer w) {

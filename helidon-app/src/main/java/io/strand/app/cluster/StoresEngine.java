@@ -2,6 +2,7 @@ package io.strand.app.cluster;
 
 import io.strand.app.auth.Principal;
 import io.strand.app.stores.LocalWrites;
+import io.strand.app.stores.ReplicatedStreams;
 import io.strand.app.stores.Stores;
 import io.strand.cluster.ShardEngine;
 import io.strand.core.DirMirror;
@@ -30,14 +31,17 @@ final class StoresEngine implements ShardEngine {
     private final LocalWrites writes;
     /** Runs before the stores close, so what reads them lets go first. */
     private final Runnable beforeClose;
+    /** The Durable Streams endpoint's writes and state over these stores. */
+    private final ReplicatedStreams streams;
     /** Completes when every command applied so far has taken effect (apply thread only). */
     private CompletableFuture<?> applied = CompletableFuture.completedFuture(null);
 
-    StoresEngine(Stores stores, Runnable beforeClose) {
+    StoresEngine(Stores stores, Runnable beforeClose, ReplicatedStreams streams) {
         this.stores = stores;
         stores.logs().applyInLogOrder(); // every command's effect in apply order, appends included
         this.writes = new LocalWrites(ws -> stores);
         this.beforeClose = beforeClose;
+        this.streams = streams;
     }
 
     Stores stores() {
@@ -60,6 +64,10 @@ final class StoresEngine implements ShardEngine {
                         c.type() == ShardCommands.TRIM_TO_POLICY).thenApply(ShardCommands::trimReply);
                 case ShardCommands.COLD_DELETED -> stores.logs().coldDeleted(c.ws(), c.name(), c.seq()).thenApply(ShardCommands::emptyReply);
                 case ShardCommands.RETENTION -> writes.retention(c.ws(), c.name(), ShardCommands.policy(c)).thenApply(ShardCommands::emptyReply);
+                case ShardCommands.DS -> { // the endpoint reads heads and rows as every earlier command left them: wait for those
+                    applied.join();
+                    yield CompletableFuture.completedFuture(ShardCommands.dsReply(streams.apply(stores, c.call(), stampedAtMillis)));
+                }
                 default -> throw new IllegalStateException("unknown command type " + c.type());
             };
         } catch (RuntimeException e) {
@@ -92,6 +100,7 @@ final class StoresEngine implements ShardEngine {
     @Override
     public DirMirror.Result snapshotTo(Path dir) throws IOException {
         applied.join();
+        streams.beforeSnapshot(stores);
         stores.docs().snapshotNow();
         return DirMirror.mirror(stores.dir(), dir, StoresEngine::derived, false, new ClosedCycleFiles(), () -> false);
     }
@@ -140,12 +149,13 @@ final class StoresEngine implements ShardEngine {
                 && (name.equals(DocStore.MAP_FILE) || name.equals(DocStore.CHECKPOINT_FILE) || name.equals(DocStore.LOCK_FILE));
     }
 
-    /** Tells {@code beforeClose} (subscriptions on these stores end), then closes the stores. */
+    /** Tells {@code beforeClose} (subscriptions on these stores end) and the streams endpoint, then closes the stores. */
     @Override
     public void close() {
         try {
             beforeClose.run();
         } finally {
+            streams.closing(stores);
             stores.close();
         }
     }

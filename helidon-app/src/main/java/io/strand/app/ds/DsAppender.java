@@ -2,16 +2,15 @@ package io.strand.app.ds;
 
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import io.strand.core.ErrorCode;
 import io.strand.core.FailPoints;
 import io.strand.core.StrandException;
 import java.util.List;
 
 /**
- * Stateless apart from what it is given; each append runs on its request thread (or, for a wake
- * event, a virtual thread) as one turn under the stream's lock: POST appends and closes, with
+ * Stateless apart from what it is given; each append runs as one turn under the stream's lock, on
+ * its request thread (a single node), the shard's apply thread (a cluster replica, see
+ * {@link DsState#apply}) or, for a wake event, a virtual thread: POST appends and closes, with
  * idempotent producers and Stream-Seq. The log append comes first, the stream's row (producer
  * state, Stream-Seq, closure) after it; a producer append the log recognises as already applied
  * is answered as a duplicate, so a crash between the two never appends twice.
@@ -20,26 +19,25 @@ final class DsAppender {
     private final DsRegistry registry;
     private final DsStreams streams;
     private final DsLogWriter writer;
-    private final DsRequests requests;
     private final DsSubscriptions subscriptions;
 
-    DsAppender(DsRegistry registry, DsStreams streams, DsLogWriter writer, DsRequests requests, DsSubscriptions subscriptions) {
+    DsAppender(DsRegistry registry, DsStreams streams, DsLogWriter writer, DsSubscriptions subscriptions) {
         this.registry = registry;
         this.streams = streams;
         this.writer = writer;
-        this.requests = requests;
         this.subscriptions = subscriptions;
     }
 
     /** POST: appends the body (one or more entries), closes on {@code Stream-Closed: true}, or both. */
-    void post(ServerRequest req, ServerResponse res, DsTarget t) {
-        DsStream s = streams.live(t);
-        s.touch();
-        String ct = DsRequests.header(req, HeaderNames.CONTENT_TYPE);
-        boolean close = DsRequests.closedFlag(req);
-        DsProducers.Producer producer = DsProducers.of(req);
-        String streamSeq = DsRequests.header(req, DsHeaders.SEQ);
-        byte[] body = requests.body(req);
+    void post(DsCall call, DsAnswer res, long now) {
+        DsTarget t = call.target();
+        DsStream s = streams.live(t, now);
+        s.touch(now);
+        String ct = call.header(HeaderNames.CONTENT_TYPE);
+        boolean close = call.closedFlag();
+        DsProducers.Producer producer = DsProducers.of(call);
+        String streamSeq = call.header(DsHeaders.SEQ);
+        byte[] body = call.body();
         s.lock.lock();
         try {
             if (registry.find(t.ws(), t.path()) != s) {
@@ -49,13 +47,13 @@ final class DsAppender {
                 if (producer != null && producer.key().equals(s.closedBy)) {
                     DsProducers.headers(res, producer.epoch(), producer.seq());
                     res.header(DsHeaders.CLOSED, "true");
-                    res.status(Status.NO_CONTENT_204).send();
+                    res.send(Status.NO_CONTENT_204);
                     return;
                 }
                 res.header(DsHeaders.CLOSED, "true");
                 if (producer == null && close && body.length == 0) { // closing is idempotent
                     res.header(DsHeaders.NEXT_OFFSET, DsOffset.after(streams.head(s)).toString());
-                    res.status(Status.NO_CONTENT_204).send();
+                    res.send(Status.NO_CONTENT_204);
                     return;
                 }
                 res.header(DsHeaders.NEXT_OFFSET, DsOffset.after(streams.head(s)).toString());
@@ -82,14 +80,14 @@ final class DsAppender {
             }
             List<byte[]> entries = DsEntries.encode(s.json(), body, false);
             writer.checkSizes(entries);
-            DsLogWriter.Appended appended = writer.append(s, entries, streams.head(s), producer);
+            DsLogWriter.Appended appended = writer.append(s, entries, streams.head(s), producer, now);
             FailPoints.hit("ds.afterAppend"); // the log has the append, the stream's row not yet its producer state
             long head = appended.head();
             if (appended.replayed()) { // acknowledged before a crash lost the row's producer state: a duplicate
                 DsProducers.record(s, producer);
                 registry.save(s);
                 DsProducers.headers(res, producer.epoch(), producer.seq());
-                res.status(Status.NO_CONTENT_204).send();
+                res.send(Status.NO_CONTENT_204);
                 return;
             }
             boolean changed = false;
@@ -115,9 +113,9 @@ final class DsAppender {
             }
             if (producer != null) {
                 DsProducers.headers(res, producer.epoch(), producer.seq());
-                res.status(body.length > 0 ? Status.OK_200 : Status.NO_CONTENT_204).send();
+                res.send(body.length > 0 ? Status.OK_200 : Status.NO_CONTENT_204);
             } else {
-                res.status(Status.NO_CONTENT_204).send();
+                res.send(Status.NO_CONTENT_204);
             }
         } finally {
             s.lock.unlock();
@@ -141,7 +139,7 @@ final class DsAppender {
             if (s.closed || registry.find(ws, path) != s) {
                 return false;
             }
-            writer.append(s, DsEntries.encode(s.json(), json, false), streams.head(s), null);
+            writer.append(s, DsEntries.encode(s.json(), json, false), streams.head(s), null, System.currentTimeMillis());
             return true;
         } finally {
             s.lock.unlock();

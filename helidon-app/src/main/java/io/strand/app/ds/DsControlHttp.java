@@ -11,6 +11,7 @@ import io.strand.core.Json;
 import io.strand.core.Names;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiFunction;
 
 /**
  * Stateless (the subscriptions are thread-safe); runs on request threads: routes the reserved
@@ -20,13 +21,21 @@ import java.util.List;
  */
 final class DsControlHttp {
     private final DsSubscriptions subscriptions;
-    private final DsStreams streams;
+    /** (ws, root) → the paths of the workspace's streams under root, relative to it. */
+    private final BiFunction<String, String, List<String>> underRoot;
     private final DsRequests requests;
+    /**
+     * A cluster node: subscriptions are kept in one node's memory (as the reference server keeps
+     * them) and woken by the appends that node applies, so a cluster does not offer them yet: 501.
+     */
+    private final boolean clustered;
 
-    DsControlHttp(DsSubscriptions subscriptions, DsStreams streams, DsRequests requests) {
+    DsControlHttp(DsSubscriptions subscriptions, BiFunction<String, String, List<String>> underRoot, DsRequests requests,
+                  boolean clustered) {
         this.subscriptions = subscriptions;
-        this.streams = streams;
+        this.underRoot = underRoot;
         this.requests = requests;
+        this.clustered = clustered;
     }
 
     /** Serves a {@code __ds} path; false for any other path (the caller serves it as a stream). */
@@ -50,6 +59,10 @@ final class DsControlHttp {
         String base = "http://" + req.headers().first(HeaderNames.HOST).orElse("localhost") + "/ds/" + rest.substring(0, slash)
                 + (rawRoot.isEmpty() ? "" : "/" + rawRoot);
         try {
+            if (clustered) {
+                throw new DsFailure(501, "NOT_IMPLEMENTED", "Durable Streams subscriptions (webhook, pull-wake) are served"
+                        + " by a single node only; a cluster node does not offer them yet");
+            }
             if (tail.equals(List.of("jwks.json")) && m == Method.GET) {
                 res.header(HeaderNames.CONTENT_TYPE, "application/jwk-set+json");
                 res.header(HeaderNames.CACHE_CONTROL, "public, max-age=300");
@@ -63,7 +76,7 @@ final class DsControlHttp {
             List<String> action = tail.subList(2, tail.size());
             if (action.isEmpty() && m == Method.PUT) {
                 HttpIo.require(req, ws, Scope.RW);
-                var created = subscriptions.createOrConfirm(ws, root, id, requests.jsonBody(req), base, streams::underRoot);
+                var created = subscriptions.createOrConfirm(ws, root, id, requests.jsonBody(req), base, underRoot);
                 HttpIo.send(res, created.getKey() ? 201 : 200, Json.bytes(created.getValue()));
             } else if (action.isEmpty() && m == Method.GET) {
                 HttpIo.require(req, ws, Scope.READ);

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Stateless; runs on the request thread of a PUT that holds the workspace's lock: makes a fork, a
+ * Stateless; runs on the thread that applies a PUT, holding the workspace's lock: makes a fork, a
  * new stream whose log starts with copies of its source's entries up to the fork point (whole
  * entries, then the part a sub-offset names). The copy streams through in batches, so a source's
  * cold segments are never all in memory; the fork is not visible until the caller registers its row.
@@ -53,11 +53,12 @@ final class DsForks {
     }
 
     /** A new fork of {@code srcPath}: a log holding copies of the source's entries up to the fork point. */
-    DsStream fork(DsTarget t, String ct, Long ttl, Instant expiresAt, String srcPath, DsOffset at, long sub) {
+    DsStream fork(DsTarget t, String logName, long now, String ct, Long ttl, Instant expiresAt, String srcPath, DsOffset at,
+                  long sub) {
         DsStream src = registry.find(t.ws(), srcPath);
-        if (src == null || src.expired(System.currentTimeMillis()) && !src.softDeleted) {
+        if (src == null || src.expired(now) && !src.softDeleted) {
             if (src != null) {
-                streams.remove(src);
+                streams.remove(src, now);
             }
             throw StrandException.notFound("fork source '" + srcPath + "' does not exist");
         }
@@ -73,7 +74,7 @@ final class DsForks {
             throw StrandException.badRequest("fork offset " + at + " is beyond the source's tail");
         }
         boolean inheritExpiry = ttl == null && expiresAt == null;
-        DsStream fork = new DsStream(t.ws(), t.path(), DsRegistry.newLogName(), System.currentTimeMillis(),
+        DsStream fork = new DsStream(t.ws(), t.path(), logName, now,
                 ct == null ? src.contentType : ct, inheritExpiry ? src.ttlSeconds : ttl,
                 inheritExpiry ? src.expiresAt : expiresAt, srcPath);
         fork.forkPoint = forkPoint(at, sub);
@@ -94,10 +95,10 @@ final class DsForks {
                     throw new StrandException(ErrorCode.UNAVAILABLE, "fork source '" + srcPath + "' ended at seq " + last[0]
                             + " before the fork offset " + upTo);
                 }
-                writer.append(fork, batch, 0, null);
+                writer.append(fork, batch, 0, null, now);
                 from = last[0] + 1;
             }
-            writer.append(fork, partial, 0, null);
+            writer.append(fork, partial, 0, null, now);
         } catch (RuntimeException e) {
             logs.delete(fork.ws, fork.logName);
             throw e;

@@ -8,8 +8,7 @@ import io.strand.app.auth.Scope;
 import io.strand.app.http.HttpIo;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
-import io.strand.logtier.LogStore;
-import java.time.Duration;
+import io.strand.app.stores.Placement;
 
 /**
  * Runs on Helidon's request threads (virtual; long-polls and SSE block their own thread only) and
@@ -23,46 +22,27 @@ import java.time.Duration;
  * <li>{@code …/__ds/…}: {@link DsControlHttp} over {@link DsSubscriptions}.</li>
  * </ul>
  * Each stream's changes run one at a time under its lock; reads take no lock and see the committed
- * head. Offsets map to seqs only in {@link DsOffset}; expired streams are swept by {@link DsExpiry}.
+ * head. Offsets map to seqs only in {@link DsOffset}; expired streams are swept by {@link DsStates}.
+ *
+ * <p>A write is a {@link DsCall} applied to the workspace's {@link DsState}: at once on a single
+ * node; on a cluster node proposed to the workspace's shard, applied by every replica in log order,
+ * and answered with the leader replica's {@link DsAnswer}. A cluster node reads its own replica after
+ * the read barrier, so a read sees every write acknowledged before it, on whichever node.
  */
 public final class DsHttp implements Handler {
     /** Bodies above the limit but below this are read and discarded before the 413, so clients see the answer. */
     public static final long DRAIN_LIMIT = DsRequests.DRAIN_LIMIT;
 
-    private final DsSubscriptions subscriptions;
-    private final DsStreams streams;
-    private final DsAppender appender;
-    private final DsLifecycle lifecycle;
-    private final DsReader reader;
+    private final DsStates states;
+    private final Placement placement;
+    private final DsRequests requests;
     private final DsControlHttp control;
-    private final DsExpiry expiry;
 
-    public DsHttp(LogStore logs, DsRegistry registry, long maxBodyBytes, Duration longPollTimeout) {
-        DsRequests requests = new DsRequests(maxBodyBytes);
-        DsLogWriter writer = new DsLogWriter(logs);
-        // subscriptions read tails and append wake events through the parts built just below
-        this.subscriptions = new DsSubscriptions(this::tailOffset, this::appendWake);
-        this.streams = new DsStreams(logs, registry, subscriptions);
-        this.appender = new DsAppender(registry, streams, writer, requests, subscriptions);
-        this.lifecycle = new DsLifecycle(logs, registry, streams, new DsForks(logs, registry, streams, writer), writer,
-                requests, subscriptions);
-        this.reader = new DsReader(logs, streams, longPollTimeout.toMillis());
-        this.control = new DsControlHttp(subscriptions, streams, requests);
-        this.expiry = new DsExpiry(registry, streams);
-    }
-
-    /** Stops the expiry sweeper and the subscriptions' timers and webhook client. */
-    public void close() {
-        expiry.close();
-        subscriptions.close();
-    }
-
-    private String tailOffset(String ws, String path) {
-        return streams.tailOffset(ws, path);
-    }
-
-    private boolean appendWake(String ws, String path, byte[] json) {
-        return appender.appendWake(ws, path, json);
+    public DsHttp(DsStates states, Placement placement, long maxBodyBytes) {
+        this.states = states;
+        this.placement = placement;
+        this.requests = new DsRequests(maxBodyBytes);
+        this.control = new DsControlHttp(states.subscriptions(), states::underRoot, requests, placement.clustered());
     }
 
     @Override
@@ -75,22 +55,22 @@ public final class DsHttp implements Handler {
             Method m = req.prologue().method();
             if (m == Method.GET) {
                 HttpIo.require(req, t.ws(), Scope.READ);
-                reader.get(req, res, t);
+                if (placement.awaitCaughtUp(t.ws()) && placement.clustered() && states.of(t.ws()).streams.slides(t)) {
+                    // the read extends the stream's sliding TTL on every replica before it is served (a
+                    // majority lost: the read is served, unextended); an expired stream is then gone
+                    write(DsCall.touch(t.ws(), t.path()));
+                }
+                states.of(t.ws()).reader.get(req, res, t);
             } else if (m == Method.HEAD) {
                 HttpIo.require(req, t.ws(), Scope.READ);
-                lifecycle.head(res, t);
+                placement.awaitCaughtUp(t.ws());
+                states.of(t.ws()).lifecycle.head(t).writeTo(res);
             } else if (t.path().startsWith(DsStreams.NATIVE_PREFIX)) {
                 throw new StrandException(ErrorCode.METHOD_NOT_ALLOWED, "native logs are read-only through Durable Streams; "
                         + "append over /v1 or the socket");
-            } else if (m == Method.PUT) {
+            } else if (m == Method.PUT || m == Method.POST || m == Method.DELETE) {
                 HttpIo.require(req, t.ws(), Scope.RW);
-                lifecycle.put(req, res, t);
-            } else if (m == Method.POST) {
-                HttpIo.require(req, t.ws(), Scope.RW);
-                appender.post(req, res, t);
-            } else if (m == Method.DELETE) {
-                HttpIo.require(req, t.ws(), Scope.RW);
-                lifecycle.delete(res, t);
+                write(DsCall.of(req, t, requests.body(req))).writeTo(res);
             } else {
                 throw new StrandException(ErrorCode.METHOD_NOT_ALLOWED, "Durable Streams has no " + m.text());
             }
@@ -99,5 +79,13 @@ public final class DsHttp implements Handler {
                 HttpIo.error(res, e);
             }
         }
+    }
+
+    /** Applies a write here (a single node), or through the workspace's shard (a cluster node; this thread waits). */
+    private DsAnswer write(DsCall call) {
+        if (!placement.clustered()) {
+            return states.of(call.ws()).apply(call, System.currentTimeMillis());
+        }
+        return DsAnswer.read(placement.writes().dsWrite(call.ws(), call.bytes()).join());
     }
 }

@@ -2,8 +2,6 @@ package io.strand.app.ds;
 
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.logtier.LogStore;
@@ -12,8 +10,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Stateless apart from what it is given; runs on request threads, creates and deletes under the
- * registry's workspace lock: PUT creates a stream (or a fork) or confirms an identical one, HEAD
+ * Stateless apart from what it is given; runs on the thread that applies a write (a request thread,
+ * or a cluster replica's apply thread), creates and deletes under the registry's workspace lock: PUT creates a stream (or a fork) or confirms an identical one, HEAD
  * describes it, DELETE removes it. A create's commit point is the stream's row: a crash before it
  * leaves only an unnamed {@code ds-…} log.
  */
@@ -23,32 +21,31 @@ final class DsLifecycle {
     private final DsStreams streams;
     private final DsForks forks;
     private final DsLogWriter writer;
-    private final DsRequests requests;
     private final DsSubscriptions subscriptions;
 
     DsLifecycle(LogStore logs, DsRegistry registry, DsStreams streams, DsForks forks, DsLogWriter writer,
-                DsRequests requests, DsSubscriptions subscriptions) {
+                DsSubscriptions subscriptions) {
         this.logs = logs;
         this.registry = registry;
         this.streams = streams;
         this.forks = forks;
         this.writer = writer;
-        this.requests = requests;
         this.subscriptions = subscriptions;
     }
 
     /** PUT: 201 for a new stream (the body its first entries), 200 for an identical one, 409 for a different one. */
-    void put(ServerRequest req, ServerResponse res, DsTarget t) {
-        String ct = DsRequests.header(req, HeaderNames.CONTENT_TYPE);
-        Long ttl = DsRequests.ttl(req);
-        Instant expiresAt = DsRequests.expiresAt(req);
+    void put(DsCall call, DsAnswer res, long now) {
+        DsTarget t = call.target();
+        String ct = call.header(HeaderNames.CONTENT_TYPE);
+        Long ttl = call.ttl();
+        Instant expiresAt = call.expiresAt();
         if (ttl != null && expiresAt != null) {
             throw StrandException.badRequest("send Stream-TTL or Stream-Expires-At, not both");
         }
-        boolean close = DsRequests.closedFlag(req);
-        String forkFrom = DsRequests.header(req, DsHeaders.FORKED_FROM);
-        String forkOffset = DsRequests.header(req, DsHeaders.FORK_OFFSET);
-        String forkSub = DsRequests.header(req, DsHeaders.FORK_SUB_OFFSET);
+        boolean close = call.closedFlag();
+        String forkFrom = call.header(DsHeaders.FORKED_FROM);
+        String forkOffset = call.header(DsHeaders.FORK_OFFSET);
+        String forkSub = call.header(DsHeaders.FORK_SUB_OFFSET);
         if (forkFrom == null && (forkOffset != null || forkSub != null)) {
             throw StrandException.badRequest("Stream-Fork-Offset and Stream-Fork-Sub-Offset need Stream-Forked-From");
         }
@@ -63,11 +60,11 @@ final class DsLifecycle {
             }
         }
         DsOffset forkAt = forkOffset == null ? null : DsOffset.parse(forkOffset);
-        byte[] body = requests.body(req);
+        byte[] body = call.body();
         synchronized (registry.workspaceLock(t.ws())) {
             DsStream existing = registry.find(t.ws(), t.path());
-            if (existing != null && existing.expired(System.currentTimeMillis()) && !existing.softDeleted) {
-                streams.remove(existing);
+            if (existing != null && existing.expired(now) && !existing.softDeleted) {
+                streams.remove(existing, now);
                 existing = null;
             }
             if (existing != null) {
@@ -85,18 +82,18 @@ final class DsLifecycle {
                     throw new StrandException(ErrorCode.STREAM_CONFLICT, "stream '" + t.path() + "' exists with a different configuration");
                 }
                 describe(res, existing, streams.head(existing));
-                res.status(Status.OK_200).send();
+                res.send(Status.OK_200);
                 return;
             }
             DsStream s = forkFrom == null
-                    ? new DsStream(t.ws(), t.path(), DsRegistry.newLogName(), System.currentTimeMillis(),
+                    ? new DsStream(t.ws(), t.path(), call.logName(), now,
                     ct == null ? "application/octet-stream" : ct, ttl, expiresAt, null)
-                    : forks.fork(t, ct, ttl, expiresAt, DsForks.sourcePath(t.ws(), forkFrom), forkAt, sub);
+                    : forks.fork(t, call.logName(), now, ct, ttl, expiresAt, DsForks.sourcePath(t.ws(), forkFrom), forkAt, sub);
             long head;
             try { // the row is the commit point: a crash before it leaves only an unnamed ds-… log
                 List<byte[]> entries = DsEntries.encode(s.json(), body, true);
                 writer.checkSizes(entries);
-                head = writer.append(s, entries, streams.head(s), null).head();
+                head = writer.append(s, entries, streams.head(s), null, now).head();
                 s.closed = close;
                 registry.add(s);
             } catch (RuntimeException e) {
@@ -114,36 +111,53 @@ final class DsLifecycle {
                 }
             }
             describe(res, s, head);
-            res.header(HeaderNames.LOCATION, DsRequests.location(req));
-            res.status(Status.CREATED_201).send();
+            res.header(HeaderNames.LOCATION, call.location());
+            res.send(Status.CREATED_201);
         }
         subscriptions.onAppend(t.ws(), t.path());
     }
 
     /** HEAD: the stream's description, never cached. */
-    void head(ServerResponse res, DsTarget t) {
-        DsStream s = streams.live(t);
+    DsAnswer head(DsTarget t) {
+        DsStream s = streams.readable(t, false);
+        DsAnswer res = new DsAnswer();
         describe(res, s, streams.head(s));
         res.header(HeaderNames.CACHE_CONTROL, "no-store");
-        res.status(Status.OK_200).send();
+        res.send(Status.OK_200);
+        return res;
     }
 
     /** DELETE: removes the stream (only marks it deleted while forks still read it). */
-    void delete(ServerResponse res, DsTarget t) {
-        synchronized (registry.workspaceLock(t.ws())) {
-            DsStream s = streams.live(t);
+    void delete(DsCall call, DsAnswer res, long now) {
+        synchronized (registry.workspaceLock(call.ws())) {
+            DsStream s = streams.live(call.target(), now);
             s.lock.lock();
             try {
-                streams.remove(s);
+                streams.remove(s, now);
             } finally {
                 s.lock.unlock();
             }
         }
-        res.status(Status.NO_CONTENT_204).send();
+        res.send(Status.NO_CONTENT_204);
+    }
+
+    /** The expiry of a stream, as its shard's leader proposed it: removes it if it is past its TTL or Expires-At at {@code now}. */
+    void expire(DsCall call, DsAnswer res, long now) {
+        DsStream s = registry.find(call.ws(), call.path());
+        if (s != null && !s.softDeleted && s.expired(now)) {
+            streams.expire(s, now);
+        }
+        res.send(Status.NO_CONTENT_204);
+    }
+
+    /** A read's extension of a sliding TTL, applied on every replica of a cluster: 404 when the stream is gone or expired. */
+    void touch(DsCall call, DsAnswer res, long now) {
+        streams.live(call.target(), now).touch(now);
+        res.send(Status.NO_CONTENT_204);
     }
 
     /** Content type, tail offset, expiry and closure of a stream. */
-    private static void describe(ServerResponse res, DsStream s, long head) {
+    private static void describe(DsAnswer res, DsStream s, long head) {
         res.header(HeaderNames.CONTENT_TYPE, s.contentType);
         res.header(DsHeaders.NEXT_OFFSET, DsOffset.after(head).toString());
         if (s.ttlSeconds != null) {

@@ -41,9 +41,10 @@ final class DsLogWriter {
      * Appends in batches within the log's limits. A producer append's last batch carries the
      * native producer pair ({@code ds <id> <epoch>}, seq): the log stores it with the batch, so
      * a retry of an append acknowledged just before a crash (which the stream's row may not
-     * show yet) is recognised by the log as a duplicate instead of being appended twice.
+     * show yet) is recognised by the log as a duplicate instead of being appended twice. Every
+     * entry is stamped {@code stampedAt} (on a cluster the leader's time, the same on every replica).
      */
-    Appended append(DsStream s, List<byte[]> entries, long head, DsProducers.Producer producer) {
+    Appended append(DsStream s, List<byte[]> entries, long head, DsProducers.Producer producer, long stampedAt) {
         int i = 0;
         boolean replayed = false;
         while (i < entries.size()) {
@@ -60,7 +61,7 @@ final class DsLogWriter {
             AppendRequest req = last && producer != null
                     ? new AppendRequest(batch, keys, null, "ds " + producer.id() + " " + producer.epoch(), producer.seq())
                     : new AppendRequest(batch, keys, null, null, null);
-            AppendResult r = logs.append(s.ws, s.logName, req).join();
+            AppendResult r = logs.append(s.ws, s.logName, req.withStampedAt(stampedAt)).join();
             head = Math.max(head, r.lastSeq());
             replayed = r.duplicate();
         }

@@ -1,13 +1,11 @@
 package io.strand.app.ds;
 
 import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 
 /**
- * Stateless; called on a request thread that holds the stream's lock: the protocol's idempotent
+ * Stateless; called by the thread that applies a write and holds the stream's lock: the protocol's idempotent
  * producers ({@code Producer-Id}, {@code -Epoch}, {@code -Seq}) checked against the producer state
  * in the stream's row, answering duplicates, stale epochs and sequence gaps.
  */
@@ -26,10 +24,10 @@ final class DsProducers {
     }
 
     /** The request's producer, null when it names none; 400 for a partial or malformed set. */
-    static Producer of(ServerRequest req) {
-        String id = DsRequests.header(req, DsHeaders.PRODUCER_ID);
-        String epoch = DsRequests.header(req, DsHeaders.PRODUCER_EPOCH);
-        String seq = DsRequests.header(req, DsHeaders.PRODUCER_SEQ);
+    static Producer of(DsCall call) {
+        String id = call.header(DsHeaders.PRODUCER_ID);
+        String epoch = call.header(DsHeaders.PRODUCER_EPOCH);
+        String seq = call.header(DsHeaders.PRODUCER_SEQ);
         if (id == null && epoch == null && seq == null) {
             return null;
         }
@@ -50,7 +48,7 @@ final class DsProducers {
     }
 
     /** Checks a producer append against its state; false when it was answered (a duplicate). Caller holds the lock. */
-    static boolean accept(ServerResponse res, DsStream s, Producer p) {
+    static boolean accept(DsAnswer res, DsStream s, Producer p) {
         long[] state = s.producers.get(p.id());
         if (state == null) {
             if (p.seq() != 0) {
@@ -71,7 +69,7 @@ final class DsProducers {
         }
         if (p.seq() <= state[1]) {
             headers(res, state[0], state[1]);
-            res.status(Status.NO_CONTENT_204).send();
+            res.send(Status.NO_CONTENT_204);
             return false;
         }
         if (p.seq() != state[1] + 1) {
@@ -85,14 +83,14 @@ final class DsProducers {
         s.producers.put(p.id(), new long[] {p.epoch(), p.seq()});
     }
 
-    private static void gap(ServerResponse res, long expected, long received) {
+    private static void gap(DsAnswer res, long expected, long received) {
         res.header(DsHeaders.PRODUCER_EXPECTED_SEQ, Long.toString(expected));
         res.header(DsHeaders.PRODUCER_RECEIVED_SEQ, Long.toString(received));
         throw new StrandException(ErrorCode.PRODUCER_SEQ_GAP, "Producer-Seq " + received + " skips ahead; expected " + expected);
     }
 
     /** The producer's epoch and seq an answer echoes. */
-    static void headers(ServerResponse res, long epoch, long seq) {
+    static void headers(DsAnswer res, long epoch, long seq) {
         res.header(DsHeaders.PRODUCER_EPOCH, Long.toString(epoch));
         res.header(DsHeaders.PRODUCER_SEQ, Long.toString(seq));
     }

@@ -43,7 +43,7 @@ final class DsReader {
 
     /** GET: {@code offset} (an offset, {@code -1} or {@code now}) and {@code live} ({@code long-poll} or {@code sse}). */
     void get(ServerRequest req, ServerResponse res, DsTarget t) {
-        DsStream s = streams.live(t);
+        DsStream s = streams.readable(t, true);
         List<String> offsets = req.query().contains("offset") ? req.query().all("offset") : List.of();
         if (offsets.size() > 1) {
             throw StrandException.badRequest("send one offset parameter");
@@ -58,7 +58,6 @@ final class DsReader {
         }
         boolean now = "now".equals(offsetText);
         DsOffset offset = offsetText == null || now ? DsOffset.START : DsOffset.parse(offsetText);
-        s.touch();
         long from = now ? streams.head(s) + 1 : offset.nextSeq();
         if (live == null) {
             catchUp(req, res, s, from, now);

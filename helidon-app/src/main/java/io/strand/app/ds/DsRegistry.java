@@ -27,11 +27,14 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class DsRegistry {
     private static final SecureRandom RANDOM = new SecureRandom();
     private final Path root;
+    private final boolean replicated;
     private final ConcurrentHashMap<String, DsStream> byPath = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, DsStream> byLog = new ConcurrentHashMap<>();
 
-    public DsRegistry(Path root) {
+    /** The registry under {@code root}; {@code replicated} for a cluster replica's (see {@link DsStream#fromJson}). */
+    DsRegistry(Path root, boolean replicated) {
         this.root = root;
+        this.replicated = replicated;
         load();
     }
 
@@ -44,7 +47,7 @@ public final class DsRegistry {
                 String ws = wsDir.getFileName().toString();
                 try (DirectoryStream<Path> rows = Files.newDirectoryStream(wsDir, "*.json")) {
                     for (Path row : rows) {
-                        DsStream s = DsStream.fromJson(ws, Json.parse(Files.readAllBytes(row)));
+                        DsStream s = DsStream.fromJson(ws, Json.parse(Files.readAllBytes(row)), replicated);
                         byPath.put(key(ws, s.path), s);
                         byLog.put(key(ws, s.logName), s);
                     }
@@ -113,6 +116,7 @@ public final class DsRegistry {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         try {
             Files.createDirectories(file.getParent());
+            long access = s.lastAccessMs;
             byte[] bytes = Json.bytes(s.toJson());
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -121,8 +125,28 @@ public final class DsRegistry {
             }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             fsyncDir(file.getParent());
+            s.savedAccessMs = access;
         } catch (IOException e) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "cannot write the row of DS stream " + s.path + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Saves the rows whose last access moved since they were written, so a snapshot of a cluster
+     * replica's directory holds the sliding-TTL clock every replica has in memory (a replica rebuilt
+     * from the snapshot then decides each expiry as the others do). Runs on the shard's apply thread,
+     * the one thread that changes a replicated row.
+     */
+    void saveTouched() {
+        for (DsStream s : byPath.values()) {
+            if (s.lastAccessMs != s.savedAccessMs) {
+                s.lock.lock();
+                try {
+                    save(s);
+                } finally {
+                    s.lock.unlock();
+                }
+            }
         }
     }
 

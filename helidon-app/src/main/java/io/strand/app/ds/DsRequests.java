@@ -8,10 +8,6 @@ import io.strand.core.Json;
 import io.strand.core.StrandException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.regex.Pattern;
 
 /**
@@ -33,39 +29,6 @@ final class DsRequests {
 
     static String header(ServerRequest req, HeaderName name) {
         return req.headers().first(name).orElse(null);
-    }
-
-    static boolean closedFlag(ServerRequest req) {
-        String v = header(req, DsHeaders.CLOSED);
-        return v != null && v.trim().equalsIgnoreCase("true");
-    }
-
-    static Long ttl(ServerRequest req) {
-        String v = header(req, DsHeaders.TTL);
-        if (v == null) {
-            return null;
-        }
-        if (!DECIMAL.matcher(v).matches()) {
-            throw StrandException.badRequest("Stream-TTL must be whole seconds without sign or leading zeros, not '" + v + "'");
-        }
-        return Long.parseLong(v);
-    }
-
-    static Instant expiresAt(ServerRequest req) {
-        String v = header(req, DsHeaders.EXPIRES_AT);
-        if (v == null) {
-            return null;
-        }
-        try {
-            return OffsetDateTime.parse(v, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
-        } catch (DateTimeParseException e) {
-            throw StrandException.badRequest("Stream-Expires-At must be an RFC 3339 timestamp, not '" + v + "'");
-        }
-    }
-
-    static String location(ServerRequest req) {
-        String host = req.headers().first(HeaderNames.HOST).orElse("localhost");
-        return "http://" + host + req.path().rawPath();
     }
 
     /** The wake's callback token: callbacks authenticate with it instead of a Strand token. */

@@ -38,6 +38,8 @@ final class DsStream {
     int forks;
     volatile boolean softDeleted;
     volatile long lastAccessMs;
+    /** {@link #lastAccessMs} as the row on disk has it (see {@link DsRegistry#saveTouched}). */
+    long savedAccessMs;
     /** True for the read-only view of a native log ({@code _log/{name}}): no row, never closed, never expires. */
     final boolean nativeView;
 
@@ -91,8 +93,8 @@ final class DsStream {
         return ttlSeconds != null && nowMs >= lastAccessMs + ttlSeconds * 1000;
     }
 
-    void touch() {
-        lastAccessMs = System.currentTimeMillis();
+    void touch(long now) {
+        lastAccessMs = Math.max(lastAccessMs, now);
     }
 
     ObjectNode toJson() {
@@ -122,7 +124,8 @@ final class DsStream {
         return o;
     }
 
-    static DsStream fromJson(String ws, JsonNode o) {
+    /** A row read back; {@code replicated}: a cluster replica's, whose last access is exactly as saved. */
+    static DsStream fromJson(String ws, JsonNode o, boolean replicated) {
         DsStream s = new DsStream(ws, o.get("path").asText(), o.get("log").asText(), o.get("created").asLong(),
                 o.get("contentType").asText(), o.hasNonNull("ttl") ? o.get("ttl").asLong() : null,
                 o.hasNonNull("expiresAt") ? Instant.parse(o.get("expiresAt").asText()) : null,
@@ -135,8 +138,10 @@ final class DsStream {
                 new long[] {e.getValue().get(0).asLong(), e.getValue().get(1).asLong()}));
         s.forks = o.path("forks").asInt();
         s.softDeleted = o.path("softDeleted").asBoolean();
-        // a restart is an access: a sliding TTL never expires a stream while the server was down
-        s.lastAccessMs = Math.max(o.path("lastAccess").asLong(), System.currentTimeMillis());
+        // a restart is an access: a sliding TTL never expires a stream while the server was down. Not on a
+        // cluster replica: replicas restart at different times, and all of them must decide an expiry alike
+        s.lastAccessMs = replicated ? o.path("lastAccess").asLong() : Math.max(o.path("lastAccess").asLong(), System.currentTimeMillis());
+        s.savedAccessMs = o.path("lastAccess").asLong();
         return s;
     }
 }

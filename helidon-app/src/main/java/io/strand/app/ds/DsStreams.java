@@ -12,9 +12,10 @@ import java.util.Objects;
 /**
  * Stateless apart from the registry and logs it is given, so request threads and the
  * {@code ds-expiry} agent share it: the streams as the endpoint sees them, a stream that may be
- * used now ({@link #live}), its head in its Strand log, and its removal (expiry, delete, and the
- * release of a fork's source). A stream's row changes only under its lock; creates and removes of
- * a workspace run under the registry's workspace lock.
+ * used now ({@link #live}, {@link #readable}), its head in its Strand log, and its removal (expiry,
+ * delete, and the release of a fork's source). A stream's row changes only under its lock; creates
+ * and removes of a workspace run under the registry's workspace lock. Writes pass the time they are
+ * applied at ({@code now}: on a cluster the leader's stamp, so every replica decides an expiry alike).
  */
 final class DsStreams {
     /** {@code _log/{name}}: native log {@code name}, read-only, as a JSON stream. */
@@ -23,15 +24,46 @@ final class DsStreams {
     private final LogStore logs;
     private final DsRegistry registry;
     private final DsSubscriptions subscriptions;
+    /** A cluster replica's streams: only applied writes change a row (reads neither expire nor touch a stream). */
+    private final boolean replicated;
 
-    DsStreams(LogStore logs, DsRegistry registry, DsSubscriptions subscriptions) {
+    DsStreams(LogStore logs, DsRegistry registry, DsSubscriptions subscriptions, boolean replicated) {
         this.logs = logs;
         this.registry = registry;
         this.subscriptions = subscriptions;
+        this.replicated = replicated;
     }
 
-    /** A stream that may be used now: 404 when absent or expired (expiring it), 410 when deleted but kept for its forks. */
-    DsStream live(DsTarget t) {
+    /**
+     * A stream a read may use: as {@link #live} at the local time, on a single node touching it when
+     * {@code touch} (a GET extends a sliding TTL, a HEAD does not). A cluster replica changes no row
+     * for a read: an expired stream is answered 404 here and removed when the shard's leader proposes
+     * its expiry; a GET extends a sliding TTL by a write of its own first ({@link DsCall#touch}).
+     */
+    DsStream readable(DsTarget t, boolean touch) {
+        long now = System.currentTimeMillis();
+        if (!replicated) {
+            DsStream s = live(t, now);
+            if (touch) {
+                s.touch(now);
+            }
+            return s;
+        }
+        DsStream s = t.path().startsWith(NATIVE_PREFIX) ? null : registry.find(t.ws(), t.path());
+        if (s != null && s.expired(now)) {
+            throw StrandException.notFound("stream '" + t.path() + "' does not exist");
+        }
+        return live(t, Long.MIN_VALUE); // nothing is expired at the start of time, so this removes nothing
+    }
+
+    /** True when a read of {@code t} extends a sliding TTL: the stream exists and has one. */
+    boolean slides(DsTarget t) {
+        DsStream s = t.path().startsWith(NATIVE_PREFIX) ? null : registry.find(t.ws(), t.path());
+        return s != null && s.ttlSeconds != null && !s.softDeleted;
+    }
+
+    /** A stream that may be used at {@code now}: 404 when absent or expired (expiring it), 410 when deleted but kept for its forks. */
+    DsStream live(DsTarget t, long now) {
         if (t.path().startsWith(NATIVE_PREFIX)) {
             String log = t.path().substring(NATIVE_PREFIX.length());
             if (!Names.isObject(log) || logs.info(t.ws(), log).isEmpty()) {
@@ -40,11 +72,11 @@ final class DsStreams {
             return DsStream.nativeView(t.ws(), t.path(), log);
         }
         DsStream s = registry.find(t.ws(), t.path());
-        if (s != null && s.expired(System.currentTimeMillis())) {
-            expire(s);
+        if (s != null && s.expired(now)) {
+            expire(s, now);
             s = registry.find(t.ws(), t.path());
         }
-        if (s == null || s.softDeleted && s.expired(System.currentTimeMillis())) {
+        if (s == null || s.softDeleted && s.expired(now)) {
             throw StrandException.notFound("stream '" + t.path() + "' does not exist");
         }
         if (s.softDeleted) {
@@ -90,10 +122,10 @@ final class DsStreams {
     }
 
     /** Removes a stream past its TTL or Expires-At, unless another request already did. */
-    void expire(DsStream s) {
+    void expire(DsStream s, long now) {
         synchronized (registry.workspaceLock(s.ws)) {
             if (registry.find(s.ws, s.path) == s && !s.softDeleted) {
-                remove(s);
+                remove(s, now);
             }
         }
     }
@@ -103,7 +135,7 @@ final class DsStreams {
      * releases its source, collecting sources that were waiting for their last fork. Caller holds the
      * workspace's lock.
      */
-    void remove(DsStream s) {
+    void remove(DsStream s, long now) {
         s.lock.lock(); // a stream's row changes only under its lock (an append may be saving it right now)
         try {
             if (s.forks > 0) {
@@ -126,7 +158,7 @@ final class DsStreams {
         src.lock.lock();
         try {
             src.forks = Math.max(0, src.forks - 1);
-            collect = src.forks == 0 && (src.softDeleted || src.expired(System.currentTimeMillis()));
+            collect = src.forks == 0 && (src.softDeleted || src.expired(now));
             if (!collect) {
                 registry.save(src);
             }
@@ -134,7 +166,7 @@ final class DsStreams {
             src.lock.unlock();
         }
         if (collect) {
-            remove(src);
+            remove(src, now);
         }
     }
 }

@@ -31,6 +31,11 @@ public interface Placement extends AutoCloseable {
     /** What an acknowledged write's {@code durable} field says: {@code fsync}, {@code os} or {@code quorum}. */
     String durableWire();
 
+    /** True when this node decides {@code ws}'s background changes (expiries): always on a single node, its shard's leader on a cluster. */
+    default boolean leads(String ws) {
+        return true;
+    }
+
     /** True in cluster mode. */
     default boolean clustered() {
         return false;

@@ -32,4 +32,13 @@ public interface WritePath {
 
     /** SPEC §12: sets a log's retention policy, durably ({@code not_found} for a missing log). */
     CompletableFuture<RetentionPolicy> retention(String ws, String log, RetentionPolicy policy);
+
+    /**
+     * A Durable Streams write ({@code call}: bytes of the DS endpoint's own, see
+     * {@link ReplicatedStreams}) proposed to the workspace's shard; completes with the answer's bytes.
+     * Only a cluster node proposes: a single node's endpoint applies its writes itself.
+     */
+    default CompletableFuture<byte[]> dsWrite(String ws, byte[] call) {
+        throw new UnsupportedOperationException("a single node applies Durable Streams writes in place");
+    }
 }

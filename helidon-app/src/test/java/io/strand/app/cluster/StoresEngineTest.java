@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.strand.app.ServerConfig;
 import io.strand.app.StrandMetrics;
+import io.strand.app.stores.ReplicatedStreams;
 import io.strand.app.stores.Stores;
 import io.strand.core.Durability;
 import io.strand.core.Json;
@@ -28,6 +29,58 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class StoresEngineTest {
+    /** For tests that send no Durable Streams write. */
+    private static final ReplicatedStreams NO_STREAMS = new ReplicatedStreams() {
+        @Override
+        public byte[] apply(Stores stores, byte[] call, long stampedAtMillis) {
+            throw new AssertionError("no Durable Streams write expected");
+        }
+
+        @Override
+        public void beforeSnapshot(Stores stores) {
+        }
+
+        @Override
+        public void closing(Stores stores) {
+        }
+    };
+
+    /** A ds command reaches the endpoint with the leader's stamp once every earlier command took effect; its answer is the reply. */
+    @Test
+    void dsCommandShouldApplyAfterEarlierCommandsWithTheLeadersStamp(@TempDir Path dir) {
+        java.util.List<String> seen = new java.util.ArrayList<>();
+        StoresEngine e = new StoresEngine(open(dir), () -> { }, new ReplicatedStreams() {
+            @Override
+            public byte[] apply(Stores stores, byte[] call, long stampedAtMillis) {
+                long head = stores.logs().info("w", "chat").orElseThrow().head();
+                seen.add(new String(call, StandardCharsets.UTF_8) + "@" + stampedAtMillis + " head " + head);
+                return new byte[] {42};
+            }
+
+            @Override
+            public void beforeSnapshot(Stores stores) {
+                seen.add("snapshot");
+            }
+
+            @Override
+            public void closing(Stores stores) {
+                seen.add("closing");
+            }
+        });
+        try {
+            for (int n = 1; n <= 3; n++) {
+                e.apply(1_000, ShardCommands.append("w", "chat", AppendRequest.of(String.valueOf(n).getBytes(StandardCharsets.UTF_8))));
+            }
+            byte[] reply = e.apply(2_000, ShardCommands.ds("w", "call".getBytes(StandardCharsets.UTF_8))).join();
+            org.junit.jupiter.api.Assertions.assertArrayEquals(new byte[] {42}, ShardCommands.readDs(reply));
+            e.snapshotTo(dir.resolve("snap"));
+        } catch (java.io.IOException ex) {
+            throw new java.io.UncheckedIOException(ex);
+        } finally {
+            e.close();
+        }
+        assertEquals(java.util.List.of("call@2000 head 3", "snapshot", "closing"), seen);
+    }
     private static final ServerConfig CONFIG = ServerConfig.from(Map.of("STRAND_DOC_CAPACITY", "20000"));
 
     @Test
@@ -35,7 +88,7 @@ class StoresEngineTest {
         Path live = dir.resolve("live");
         Path snapshot = dir.resolve("snapshot");
         Files.createDirectories(snapshot);
-        StoresEngine engine = new StoresEngine(open(live), () -> { });
+        StoresEngine engine = new StoresEngine(open(live), () -> { }, NO_STREAMS);
         try {
             for (int i = 0; i < 3; i++) {
                 engine.apply(1_000 + i, ShardCommands.append("w", "chat",
@@ -65,7 +118,7 @@ class StoresEngineTest {
             // what reads the stores must still be able to, and let go, here
             stores.logs().list("w", null, 10);
             toldWhileOpen.incrementAndGet();
-        });
+        }, NO_STREAMS);
         engine.close();
         assertEquals(1, toldWhileOpen.get());
     }
@@ -74,8 +127,8 @@ class StoresEngineTest {
     @Test
     void trimAndRetentionCommandsShouldAnswerAlikeOnEveryReplicaAndTravelInASnapshot(@TempDir Path dir) throws Exception {
         Path snapshot = Files.createDirectories(dir.resolve("snapshot"));
-        StoresEngine a = new StoresEngine(open(dir.resolve("a")), () -> { });
-        StoresEngine b = new StoresEngine(open(dir.resolve("b")), () -> { });
+        StoresEngine a = new StoresEngine(open(dir.resolve("a")), () -> { }, NO_STREAMS);
+        StoresEngine b = new StoresEngine(open(dir.resolve("b")), () -> { }, NO_STREAMS);
         try {
             for (StoresEngine e : new StoresEngine[] {a, b}) {
                 for (int n = 1; n <= 5; n++) {
@@ -116,7 +169,7 @@ class StoresEngineTest {
      */
     @Test
     void aTrimAppliedRightAfterAppendsToAClosedLogShouldSeeThem(@TempDir Path dir) {
-        StoresEngine e = new StoresEngine(open(dir), () -> { });
+        StoresEngine e = new StoresEngine(open(dir), () -> { }, NO_STREAMS);
         try {
             java.util.List<CompletableFuture<byte[]>> appends = new java.util.ArrayList<>();
             for (int n = 1; n <= 5; n++) {

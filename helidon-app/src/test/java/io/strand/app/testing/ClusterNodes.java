@@ -160,9 +160,14 @@ public final class ClusterNodes implements AutoCloseable {
      * replica catching up before it serves a read), for up to 60 s; returns the last answer.
      */
     public static Http.Reply untilNot503(java.util.function.Supplier<Http.Reply> call) {
+        return untilNot503(call, Http.Reply::status);
+    }
+
+    /** {@link #untilNot503(java.util.function.Supplier)} for any client's answers, {@code status} reading their status. */
+    public static <R> R untilNot503(java.util.function.Supplier<R> call, java.util.function.ToIntFunction<R> status) {
         long deadline = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
-        Http.Reply r = call.get();
-        while (r.status() == 503 && System.nanoTime() < deadline) {
+        R r = call.get();
+        while (status.applyAsInt(r) == 503 && System.nanoTime() < deadline) {
             java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // poll pace, not a wait for an event
             r = call.get();
         }
