@@ -1,5 +1,6 @@
 package io.strand.cluster;
 
+import io.strand.core.Names;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,7 +23,10 @@ import java.util.zip.CRC32C;
  * <p><b>Placement.</b> Members are sorted by id; shard {@code k}'s replicas are the members at sorted
  * positions {@code (k + i) mod N} for {@code i = 0 .. R-1}, where {@code R = min(replicas, N)}. The
  * first of them is the shard's preferred leader (a higher Ratis peer priority), so with {@code S ≥ N}
- * shards every node is preferred leader of about {@code S / N} shards and leaders spread.
+ * shards every node is preferred leader of about {@code S / N} shards and leaders spread. One shard is
+ * replicated on every member whatever {@code R}: the one holding the reserved workspace
+ * {@value Names#SYSTEM_WORKSPACE} ({@link #systemShard}), whose signing secret and token journal every
+ * node reads from its own replica to check a token.
  *
  * <p><b>Workspace → shard</b> ({@link #shardOf}) is CRC-32C (Castagnoli, as in {@link CRC32C}) of the
  * workspace name's UTF-8 bytes, read as an unsigned 32-bit number, modulo {@code shards}. This
@@ -248,11 +252,17 @@ public record ClusterSpec(String nodeId, List<Member> members, int shards, int r
         return (int) (crc.getValue() % shards);
     }
 
-    /** Shard {@code k}'s replicas by placement, preferred leader first. */
+    /** The shard of the reserved workspace {@value Names#SYSTEM_WORKSPACE}: replicated on every member. */
+    public int systemShard() {
+        return shardOf(Names.SYSTEM_WORKSPACE);
+    }
+
+    /** Shard {@code k}'s replicas by placement, preferred leader first (every member for {@link #systemShard}). */
     public List<Member> replicasOf(int shard) {
         checkShard(shard);
         List<Member> out = new ArrayList<>();
-        for (int i = 0; i < effectiveReplicas(); i++) {
+        int count = shard == systemShard() ? members.size() : effectiveReplicas();
+        for (int i = 0; i < count; i++) {
             out.add(members.get((shard + i) % members.size()));
         }
         return out;

@@ -232,6 +232,11 @@ public final class RaftNode implements AutoCloseable {
         return RaftPeer.newBuilder().setId(id).setAddress(address).setPriority(priority).build();
     }
 
+    /** The ids of shard {@code k}'s replicas as best known here ({@link #peersOf}). */
+    public List<String> replicaIds(int k) {
+        return ids(peersOf(k));
+    }
+
     /** Shard {@code k}'s peers as best known here: the local replica's configuration, then replace, then placement. */
     List<RaftPeer> peersOf(int k) {
         Optional<RaftServer.Division> d = division(k);

@@ -44,6 +44,14 @@ class ClusterSpecTest {
     }
 
     @Test
+    void theSystemShardShouldBeOnEveryMemberWhateverTheReplicaCount() {
+        ClusterSpec spec = ClusterSpec.of("n2", "n3=h:3,n1=h:1,n2=h:2,n4=h:4", 8, DATA);
+        assertEquals(7, spec.systemShard(), "CRC-32C of _system mod 8");
+        assertEquals(List.of("n4", "n1", "n2", "n3"), ids(spec.replicasOf(7)), "the preferred leader as placement gives it, then the rest");
+        assertEquals(List.of(0, 1, 2, 4, 5, 6, 7), spec.shardsOf("n3"), "shard 7 by the system rule, the others by rotation");
+    }
+
+    @Test
     void replicasOfShouldUseEveryNodeWhenThereAreFewerThanReplicas() {
         ClusterSpec spec = ClusterSpec.of("n1", "n1=h:1,n2=h:2", 4, DATA);
         assertEquals(2, spec.effectiveReplicas());

@@ -367,7 +367,12 @@ public final class StrandServer implements AutoCloseable {
         HttpIo io = new HttpIo(s.config.maxBodyBytes());
         AllowedMethods routes = s.routes;
         routing.addFilter(new DsCors()) // CORS headers on every /ds/ answer, 401s included; preflights need no token
-                .addFilter(new AuthFilter(s.authenticator))
+                .addFilter(new AuthFilter(s.authenticator));
+        if (s.cluster != null) { // first: a cluster node relays the requests of workspaces whose shard it does not replicate
+            io.helidon.webserver.http.Handler forwarding = s.cluster.forwarding(s.config.maxBodyBytes());
+            routing.any("/v1/ws/*", forwarding).any("/ds/*", forwarding);
+        }
+        routing
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.placement, io)))
                 .register("/v1", routes.recording("/v1", new TxnHttp(s.placement.writes(), io)))
                 .register("/v1", routes.recording("/v1", new LogsHttp(s.placement, io, s.metrics, s.audit,
@@ -400,6 +405,9 @@ public final class StrandServer implements AutoCloseable {
             recovering.close(); // the port is free for a moment: clients retry a refused connection as they would a 503
         }
         server.start();
+        if (cluster != null) {
+            cluster.publishHttp(port()); // where other nodes relay requests for shards this node replicates
+        }
         return this;
     }
 

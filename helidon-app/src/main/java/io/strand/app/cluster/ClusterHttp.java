@@ -60,10 +60,11 @@ public final class ClusterHttp implements HttpService {
         ArrayNode nodes = body.putArray("nodes");
         for (ClusterStatus.NodeStatus n : s.nodes()) {
             ObjectNode o = nodes.addObject().put("id", n.id()).put("raft", n.raft());
-            if (n.id().equals(s.node())) {
-                o.put("http", selfHttp.get());
+            String http = n.id().equals(s.node()) ? selfHttp.get() : cluster.httpOf(n.id()).orElse(null);
+            if (http == null) {
+                o.putNull("http"); // not published yet (NodeDirectory)
             } else {
-                o.putNull("http");
+                o.put("http", http);
             }
             o.put("up", n.up());
         }

@@ -60,6 +60,8 @@ public final class ClusterPlacement implements Placement {
     private final ReplicatedStreams streams;
     private final ClusterSpec spec;
     private final Map<Integer, StoresEngine> engines = new ConcurrentHashMap<>();
+    /** Where every node serves HTTP (the system shard's {@code _system/nodes}). */
+    private final NodeDirectory directory;
     /** Told just before a shard's stores close (see {@link #onStoresClosing}). */
     private final List<IntConsumer> closingListeners = new CopyOnWriteArrayList<>();
     private final RaftNode node;
@@ -79,6 +81,7 @@ public final class ClusterPlacement implements Placement {
                 .withElectionTimeout(c.electionTimeout()));
         this.spec = c.joining() ? base.joiningAs(base.member(c.nodeId()).orElseThrow(() -> new IllegalArgumentException(
                 "--node-id " + c.nodeId() + " is not in --cluster " + c.members())), config.dataDir()) : base;
+        this.directory = new NodeDirectory(this, spec.nodeId());
         io.strand.coldtier.ColdStoreConfig cold = config.coldStoreConfig();
         this.coldStore = cold == null ? null : cold.open();
         this.coldCache = cold == null ? null : new BlockCache(BlockCache.DEFAULT_BUDGET_BYTES);
@@ -297,11 +300,40 @@ public final class ClusterPlacement implements Placement {
     public Stores local(String ws) {
         int shard = spec.shardOf(ws);
         StoresEngine engine = engines.get(shard);
+        if (engine == null && !node.hosts(shard)) {
+            List<String> replicas = node.replicaIds(shard);
+            throw new StrandException(ErrorCode.UNAVAILABLE, "node " + spec.nodeId() + " does not replicate shard " + shard
+                    + " (workspace '" + ws + "'): its HTTP requests are relayed to a replica, but a socket must connect to one of "
+                    + replicas + " itself", Map.of("retryable", false, "shard", shard, "replicas", replicas));
+        }
         if (engine == null) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "this node holds no replica of shard " + shard
                     + " (workspace '" + ws + "') yet", Map.of("retryable", true, "shard", shard));
         }
         return engine.stores();
+    }
+
+    /**
+     * Publishes this node's HTTP address ({@link NodeDirectory}): the host of its Raft address in
+     * {@code --cluster}, where the other nodes reach it, and {@code httpPort}. Call once it listens.
+     */
+    public void publishHttp(int httpPort) {
+        directory.publish("http://" + spec.self().host() + ":" + httpPort);
+    }
+
+    /** Node {@code id}'s HTTP address, once it published one. */
+    public java.util.Optional<String> httpOf(String id) {
+        return directory.urlOf(id);
+    }
+
+    /** The route that relays the HTTP requests of workspaces this node does not replicate ({@link ReplicaForwarding}). */
+    public io.helidon.webserver.http.Handler forwarding(long maxBodyBytes) {
+        return new ReplicaForwarding(this, directory, maxBodyBytes);
+    }
+
+    /** True when this node replicates {@code ws}'s shard (false on a cluster with more nodes than replicas, for some). */
+    public boolean hostsWorkspace(String ws) {
+        return node.hosts(spec.shardOf(ws));
     }
 
     /**
@@ -422,6 +454,7 @@ public final class ClusterPlacement implements Placement {
 
     @Override
     public void close() {
+        directory.close();
         node.close(); // closes the engines, and with them the stores and their rollers
         if (coldStore != null) {
             coldStore.close();

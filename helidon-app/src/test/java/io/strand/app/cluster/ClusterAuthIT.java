@@ -8,7 +8,6 @@ import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.RawSocket;
 import io.strand.app.testing.WsClient;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,13 +55,7 @@ class ClusterAuthIT {
 
     /** The node's {@code root.token}, once it has loaded the cluster's signing key and written it. */
     private String awaitRootToken(String id) throws Exception {
-        Path file = nodes.dataDir(id).resolve("root.token");
-        long deadline = System.nanoTime() + START.toNanos();
-        while (!Files.exists(file) && System.nanoTime() < deadline) {
-            Thread.sleep(50); // polling a file with a deadline; nothing to wait on
-        }
-        assertTrue(Files.exists(file), id + " wrote no root.token within " + START);
-        return Files.readString(file).trim();
+        return nodes.rootToken(id, START);
     }
 
     private Http http(String id, String token) {

@@ -187,6 +187,19 @@ public final class ClusterNodes implements AutoCloseable {
         throw new AssertionError(id + " leads no shard");
     }
 
+    /** Node {@code id}'s {@code root.token} (a cluster with auth), once it has loaded the cluster's signing key and written it. */
+    public String rootToken(String id, java.time.Duration timeout) throws IOException, InterruptedException {
+        Path file = dataDir(id).resolve("root.token");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!java.nio.file.Files.exists(file) && System.nanoTime() < deadline) {
+            Thread.sleep(50); // polling a file with a deadline; nothing to wait on
+        }
+        if (!java.nio.file.Files.exists(file)) {
+            throw new AssertionError(id + " wrote no root.token within " + timeout);
+        }
+        return java.nio.file.Files.readString(file).trim();
+    }
+
     public Path dataDir(String id) {
         return dir.resolve(id);
     }

@@ -1,0 +1,154 @@
+package io.strand.app.cluster;
+
+import io.helidon.http.Header;
+import io.helidon.http.HeaderName;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.Handler;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.strand.core.ErrorCode;
+import io.strand.core.StrandException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Stateless (one shared HTTP client; each request runs on its own virtual thread): serves the HTTP
+ * requests of a workspace whose shard has no replica on this node, which happens when a cluster has
+ * more nodes than {@code --replicas}. The request ({@code /v1/ws/{ws}/…} or {@code /ds/{ws}/…}) is
+ * relayed to a node that replicates the shard, found in the {@link NodeDirectory}, and its answer
+ * streamed back as it comes (long-polls and SSE included). The token was checked here (tokens are
+ * cluster-wide) and goes along, so that node checks it again. A relayed request carries
+ * {@code Strand-Forwarded-By}; a node that gets one and holds no replica either answers {@code 503}
+ * rather than relay it again. A request that could not be sent (the node down) goes to the next
+ * replica; one that was sent and then broke is not retried (it may have been applied: the client sees
+ * a broken answer, as it would from that node). A route, the first for these paths (a Helidon filter
+ * cannot stream an answer): it passes every other request on to the next route.
+ */
+final class ReplicaForwarding implements Handler {
+    static final HeaderName FORWARDED_BY = HeaderNames.create("Strand-Forwarded-By");
+    /** Headers of one hop, never relayed (and those the HTTP client sets itself). */
+    private static final Set<String> HOP = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+            "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
+    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+
+    private final ClusterPlacement cluster;
+    private final NodeDirectory directory;
+    private final long maxBodyBytes;
+
+    ReplicaForwarding(ClusterPlacement cluster, NodeDirectory directory, long maxBodyBytes) {
+        this.cluster = cluster;
+        this.directory = directory;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    /** The workspace of {@code /v1/ws/{ws}/…} or {@code /ds/{ws}/…} (raw, as it must be valid without decoding); null for other paths. */
+    static String workspaceOf(String rawPath) {
+        String rest = rawPath.startsWith("/v1/ws/") ? rawPath.substring(7) : rawPath.startsWith("/ds/") ? rawPath.substring(4) : null;
+        if (rest == null) {
+            return null;
+        }
+        int slash = rest.indexOf('/');
+        String ws = slash < 0 ? rest : rest.substring(0, slash);
+        return ws.isEmpty() ? null : ws;
+    }
+
+    @Override
+    public void handle(ServerRequest req, ServerResponse res) {
+        String ws = workspaceOf(req.path().rawPath());
+        if (ws == null || cluster.hostsWorkspace(ws)) {
+            res.next();
+            return;
+        }
+        int shard = cluster.spec().shardOf(ws);
+        if (req.headers().contains(FORWARDED_BY)) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "node " + cluster.spec().nodeId() + " holds no replica of shard " + shard
+                    + " (workspace '" + ws + "') either; node " + req.headers().get(FORWARDED_BY).get()
+                    + " sent this here from an older view of the shard's replicas", Map.of("retryable", true, "shard", shard));
+        }
+        byte[] body = body(req);
+        List<String> replicas = cluster.node().replicaIds(shard);
+        for (String id : replicas) {
+            Optional<String> base = directory.urlOf(id);
+            if (base.isEmpty() || id.equals(cluster.spec().nodeId())) {
+                continue;
+            }
+            HttpResponse<InputStream> answer;
+            try {
+                answer = CLIENT.send(request(req, base.get(), body), HttpResponse.BodyHandlers.ofInputStream());
+            } catch (IOException e) {
+                continue; // not sent (that node is down): the next replica
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StrandException(ErrorCode.UNAVAILABLE, "interrupted", Map.of("retryable", true));
+            }
+            relay(answer, res);
+            return;
+        }
+        throw new StrandException(ErrorCode.UNAVAILABLE, "node " + cluster.spec().nodeId() + " holds no replica of shard " + shard
+                + " (workspace '" + ws + "') and reached none of its replicas " + replicas + "; retry, or send this to one of them",
+                Map.of("retryable", true, "shard", shard, "replicas", replicas));
+    }
+
+    private byte[] body(ServerRequest req) {
+        if (!req.content().hasEntity()) {
+            return null;
+        }
+        try (InputStream in = req.content().inputStream()) {
+            byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+            if (b.length > maxBodyBytes) {
+                throw StrandException.tooLarge("request body exceeds the limit of " + maxBodyBytes + " bytes");
+            }
+            return b;
+        } catch (IOException e) {
+            throw StrandException.badRequest("cannot read the request body: " + e.getMessage());
+        }
+    }
+
+    private HttpRequest request(ServerRequest req, String base, byte[] body) {
+        String query = req.query().rawValue();
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + req.path().rawPath() + (query.isEmpty() ? "" : "?" + query)))
+                .method(req.prologue().method().text(), body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofByteArray(body));
+        for (Header h : req.headers()) {
+            if (!HOP.contains(h.name().toLowerCase(Locale.ROOT))) {
+                for (String v : h.allValues()) {
+                    b.header(h.name(), v);
+                }
+            }
+        }
+        return b.header(FORWARDED_BY.defaultCase(), cluster.spec().nodeId()).build();
+    }
+
+    /** Status, headers and body of the relayed answer, the body flushed as each part arrives (SSE, long-poll). */
+    private static void relay(HttpResponse<InputStream> answer, ServerResponse res) {
+        res.status(Status.create(answer.statusCode()));
+        answer.headers().map().forEach((name, values) -> {
+            if (!HOP.contains(name.toLowerCase(Locale.ROOT)) && !name.startsWith(":")) {
+                res.header(HeaderNames.create(name), values.toArray(String[]::new));
+            }
+        });
+        try (InputStream in = answer.body(); OutputStream out = res.outputStream()) {
+            byte[] buf = new byte[16 * 1024];
+            int n;
+            while ((n = in.read(buf)) >= 0) {
+                out.write(buf, 0, n);
+                out.flush();
+            }
+        } catch (IOException e) {
+            // the relayed answer or the client's connection broke mid-body: nothing more can be told
+        }
+    }
+}
