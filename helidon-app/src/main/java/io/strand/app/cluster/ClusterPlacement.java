@@ -303,8 +303,8 @@ public final class ClusterPlacement implements Placement {
         if (engine == null && !node.hosts(shard)) {
             List<String> replicas = node.replicaIds(shard);
             throw new StrandException(ErrorCode.UNAVAILABLE, "node " + spec.nodeId() + " does not replicate shard " + shard
-                    + " (workspace '" + ws + "'): its HTTP requests are relayed to a replica, but a socket must connect to one of "
-                    + replicas + " itself", Map.of("retryable", false, "shard", shard, "replicas", replicas));
+                    + " (workspace '" + ws + "'); its replicas are " + replicas, Map.of("retryable", false, "shard", shard,
+                    "replicas", replicas));
         }
         if (engine == null) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "this node holds no replica of shard " + shard
@@ -329,6 +329,22 @@ public final class ClusterPlacement implements Placement {
     /** The route that relays the HTTP requests of workspaces this node does not replicate ({@link ReplicaForwarding}). */
     public io.helidon.webserver.http.Handler forwarding(long maxBodyBytes) {
         return new ReplicaForwarding(this, directory, maxBodyBytes);
+    }
+
+    @Override
+    public java.util.Optional<String> relayFor(String ws) {
+        if (hostsWorkspace(ws)) {
+            return java.util.Optional.empty();
+        }
+        for (String id : node.replicaIds(spec.shardOf(ws))) {
+            java.util.Optional<String> url = id.equals(spec.nodeId()) ? java.util.Optional.empty() : directory.urlOf(id);
+            if (url.isPresent()) {
+                return url;
+            }
+        }
+        throw new StrandException(ErrorCode.UNAVAILABLE, "node " + spec.nodeId() + " does not replicate shard "
+                + spec.shardOf(ws) + " (workspace '" + ws + "') and knows no address of its replicas yet",
+                Map.of("retryable", true, "shard", spec.shardOf(ws)));
     }
 
     /** True when this node replicates {@code ws}'s shard (false on a cluster with more nodes than replicas, for some). */

@@ -36,6 +36,14 @@ public interface Placement extends AutoCloseable {
         return true;
     }
 
+    /**
+     * The HTTP address of a node to relay {@code ws}'s requests to when this node does not replicate
+     * its shard (a cluster with more nodes than replicas); empty when this node serves it.
+     */
+    default java.util.Optional<String> relayFor(String ws) {
+        return java.util.Optional.empty();
+    }
+
     /** True in cluster mode. */
     default boolean clustered() {
         return false;

@@ -55,6 +55,11 @@ public final class SocketEndpoint implements WsListener {
     private final int maxMessageBytes;
     private long partialBytes;
     private String ws;
+    /** The upgrade's raw path and query, and its Authorization header (what a relay sends on). */
+    private String pathAndQuery;
+    private String authorization;
+    /** Set in {@link #onOpen} when this node does not replicate the workspace's shard: every frame goes through it. */
+    private SocketRelay relay;
     private Principal principal;
     private SocketWriter out;
     /** The connection, when it is Strand's own (it can then run a step off its event loop, {@link StrictWsConnection#runHolding}). */
@@ -117,6 +122,9 @@ public final class SocketEndpoint implements WsListener {
             throw new WsUpgradeException("invalid workspace in " + path);
         }
         ws = parts[3];
+        String query = prologue.query().rawValue();
+        pathAndQuery = prologue.uriPath().rawPath() + (query.isEmpty() ? "" : "?" + query);
+        authorization = headers.first(io.helidon.http.HeaderNames.AUTHORIZATION).orElse(null);
         try {
             // a backstop: AuthFilter has already authenticated this upgrade with the same parser
             principal = ctx.auth().authenticate(BearerToken.of(headers, prologue.query(), path, prologue.method()));
@@ -151,6 +159,14 @@ public final class SocketEndpoint implements WsListener {
         }
         counted = true;
         ctx.sockets().add(this);
+        try { // a cluster node that does not replicate the workspace's shard relays the socket to a node that does
+            java.util.Optional<String> replica = ctx.placement().relayFor(ws);
+            if (replica.isPresent()) {
+                relay = SocketRelay.open(replica.get(), pathAndQuery, authorization, out);
+            }
+        } catch (StrandException e) {
+            out.close(1013, e.getMessage().length() > 120 ? e.getMessage().substring(0, 120) : e.getMessage()); // try again later
+        }
     }
 
     /**
@@ -184,6 +200,10 @@ public final class SocketEndpoint implements WsListener {
 
     @Override
     public void onMessage(WsSession session, String text, boolean last) {
+        if (relay != null) {
+            relay.toUpstream(text, last);
+            return;
+        }
         // The connection limits each frame; the fragments of one message must not add up past the limit either.
         if (!partial.isEmpty() || !last) {
             partialBytes += utf8Length(text);
@@ -214,11 +234,17 @@ public final class SocketEndpoint implements WsListener {
 
     @Override
     public void onClose(WsSession session, int status, String reason) {
+        if (relay != null) {
+            relay.close(status);
+        }
         end();
     }
 
     @Override
     public void onError(WsSession session, Throwable t) {
+        if (relay != null) {
+            relay.close(1011);
+        }
         end();
     }
 

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.testing.ClusterNodes;
 import io.strand.app.testing.DsClient;
 import io.strand.app.testing.Http;
+import io.strand.app.testing.WsClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A cluster with more nodes than replicas (four nodes, {@code --replicas 3}, signed tokens): every
  * node, including one that does not replicate a workspace's shard, serves that workspace. Its HTTP
- * requests are relayed to a replica (a long-poll included); tokens work everywhere because the
+ * requests and sockets are relayed to a replica (a long-poll and a subscription included); tokens work everywhere because the
  * system shard is on every node; {@code GET /v1/cluster} names every node's HTTP address.
  */
 @Timeout(300)
@@ -93,6 +94,25 @@ class ClusterScaleOutIT {
             } else {
                 assertEquals(page, entries.toString(), id + " serves another page");
             }
+        }
+
+        // a socket on the node outside (relayed to a replica): the five entries, then one appended through another node
+        String wsUrl = nodes.url(via).replace("http://", "ws://") + "/v1/ws/" + ws + "/socket";
+        try (WsClient socket = WsClient.connect(wsUrl, token)) {
+            long sub = socket.request("subscribe", "\"log\":\"chat\",\"from\":1");
+            JsonNode ok = socket.reply(sub, 15_000);
+            assertTrue(ok.path("ok").asBoolean(), ok.toString());
+            String other = ids.stream().filter(id -> !id.equals(via)).findFirst().orElseThrow();
+            Http.Reply sixth = new Http(nodes.url(other), token).post(path + "/entries", "{\"data\":{\"n\":6}}");
+            assertEquals(200, sixth.status(), sixth.body());
+            List<Long> seqs = new ArrayList<>();
+            while (seqs.size() < 6) {
+                JsonNode f = socket.next(15_000);
+                if ("entries".equals(f.path("type").asText())) {
+                    f.path("entries").forEach(e -> seqs.add(e.path("seq").asLong()));
+                }
+            }
+            assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L), seqs, "each entry once, in order, through the relay");
         }
 
         // Durable Streams through the node outside: a long-poll there, woken by an append through a replica
