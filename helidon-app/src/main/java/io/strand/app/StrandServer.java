@@ -370,7 +370,7 @@ public final class StrandServer implements AutoCloseable {
                 .addFilter(new AuthFilter(s.authenticator));
         if (s.cluster != null) { // first: a cluster node relays the requests of workspaces whose shard it does not replicate
             io.helidon.webserver.http.Handler forwarding = s.cluster.forwarding(s.config.maxBodyBytes());
-            routing.any("/v1/ws/*", forwarding).any("/ds/*", forwarding);
+            routing.any("/v1/ws", forwarding).any("/v1/ws/*", forwarding).any("/ds/*", forwarding);
         }
         routing
                 .register("/v1", routes.recording("/v1", new DocsHttp(s.placement, io)))

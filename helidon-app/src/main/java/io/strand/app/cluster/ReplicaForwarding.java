@@ -26,7 +26,8 @@ import java.util.Set;
 /**
  * Stateless (one shared HTTP client; each request runs on its own virtual thread): serves the HTTP
  * requests of a workspace whose shard has no replica on this node, which happens when a cluster has
- * more nodes than {@code --replicas}. The request ({@code /v1/ws/{ws}/…} or {@code /ds/{ws}/…}) is
+ * more nodes than {@code --replicas}. The request ({@code /v1/ws/{ws}/…}, {@code /ds/{ws}/…}, or
+ * {@code GET /v1/ws} with a workspace's token) is
  * relayed to a node that replicates the shard, found in the {@link NodeDirectory}, and its answer
  * streamed back as it comes (long-polls and SSE included). The token was checked here (tokens are
  * cluster-wide) and goes along, so that node checks it again. A relayed request carries
@@ -68,6 +69,10 @@ final class ReplicaForwarding implements Handler {
     @Override
     public void handle(ServerRequest req, ServerResponse res) {
         String ws = workspaceOf(req.path().rawPath());
+        if (ws == null && req.path().rawPath().equals("/v1/ws")) { // a workspace token's own workspace (root lists this node's)
+            ws = req.context().get(io.strand.app.auth.Principal.class).map(io.strand.app.auth.Principal::ws)
+                    .filter(w -> !"*".equals(w)).orElse(null);
+        }
         if (ws == null || cluster.hostsWorkspace(ws)) {
             res.next();
             return;

@@ -68,6 +68,7 @@ class ClusterScaleOutIT {
         }
         assertTrue(outside != null, "some workspace's shard leaves out a node");
         String via = outside;
+        String theWs = ws;
         String path = "/v1/ws/" + ws + "/logs/chat";
 
         // a token minted on the outside node, used on every node
@@ -95,6 +96,14 @@ class ClusterScaleOutIT {
                 assertEquals(page, entries.toString(), id + " serves another page");
             }
         }
+
+        // a token of the workspace lists it on the node outside (relayed: that node holds none of its data)
+        Http.Reply own = ClusterNodes.untilNot503(() -> new Http(nodes.url(via), root).post("/v1/admin/tokens",
+                "{\"ws\":\"" + theWs + "\",\"scope\":\"read\",\"ttlSeconds\":3600}"));
+        assertEquals(200, own.status(), own.body());
+        Http.Reply listed = new Http(nodes.url(via), own.json().path("token").asText()).get("/v1/ws");
+        assertEquals(200, listed.status(), listed.body());
+        assertEquals(5, listed.json().path("workspaces").path(0).path("entries").asLong(), listed.body());
 
         // a socket on the node outside (relayed to a replica): the five entries, then one appended through another node
         String wsUrl = nodes.url(via).replace("http://", "ws://") + "/v1/ws/" + ws + "/socket";
