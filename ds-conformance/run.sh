@@ -5,7 +5,7 @@
 # Env: STRAND (the strand launcher; default ../strand), DS_WORKSPACE (default conf), DS_DURABILITY (default fsync),
 #      DS_SUBSCRIPTIONS=false to skip the opt-in subscription group, VITEST_ARGS (e.g. -t 'SSE'),
 #      DS_CLUSTER=3 to run against a 3-node cluster on loopback instead (through a node that does not lead
-#      the workspace's shard; subscriptions are single-node only, so that run skips them).
+#      the workspace's shard).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 STRAND="${STRAND:-$HERE/../strand}"
@@ -60,7 +60,6 @@ print(' '.join(str(s.getsockname()[1]) for s in ss))"))
   done
   [ -n "$LEADER" ] || { echo "no leader for workspace $WS's shard within 120 s"; cat "$DATA".n*.log; exit 1; }
   for i in $(seq 1 "$DS_CLUSTER"); do [ "n$i" != "$LEADER" ] && { URL="${URLS[$((i-1))]}"; break; }; done
-  export DS_SUBSCRIPTIONS=false
   echo "conformance: a ${DS_CLUSTER}-node cluster, shard of $WS led by $LEADER; the suite talks to $URL"
 else
   serve "$LOG" --data "$DATA" --durability "${DS_DURABILITY:-fsync}"

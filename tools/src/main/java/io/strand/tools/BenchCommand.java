@@ -54,7 +54,7 @@ final class BenchCommand implements Callable<Integer> {
             description = "After the single-node pass, run the same scenarios against NODES local nodes in cluster mode (child JVMs, "
                     + "--auth false, fresh data dirs, the same --durability) and show each beside its single-node figure, with CPU per "
                     + "unit summed over the NODES server JVMs and the ratio cluster/single node. Scenarios by default: "
-                    + "append-serial append-concurrent append-batched replay-100k incr-contended live-tail (not ds-*, cold-*, roll, compact).")
+                    + "append-serial append-concurrent append-batched replay-100k incr-contended live-tail (any but cold-*, roll, compact).")
     Integer clusterNodes;
     @Option(names = "--shards", defaultValue = "8", description = "With --cluster: the cluster's shard count (default 8).")
     int shards;
@@ -68,8 +68,6 @@ final class BenchCommand implements Callable<Integer> {
     Integer failovers;
     private ColdBenchmarks cold;
     private Warmup warmup;
-    /** The Durable Streams scenarios, against the same server (set once it runs). */
-    private DsBenchmarks ds;
 
     @Override
     public Integer call() throws Exception {
@@ -90,10 +88,10 @@ final class BenchCommand implements Callable<Integer> {
         all.put("incr-contended", b -> b.docs().incrContended());
         all.put("floor-debit", b -> b.docs().floorDebit());
         all.put("txn-debit", b -> b.docs().txnDebit());
-        all.put("ds-append-serial", b -> ds.appendSerial());
-        all.put("ds-append-batched", b -> ds.appendBatched());
-        all.put("ds-catch-up", b -> ds.catchUpRead());
-        all.put("ds-live-tail-sse", b -> ds.sseLiveTail());
+        all.put("ds-append-serial", b -> b.ds().appendSerial());
+        all.put("ds-append-batched", b -> b.ds().appendBatched());
+        all.put("ds-catch-up", b -> b.ds().catchUpRead());
+        all.put("ds-live-tail-sse", b -> b.ds().sseLiveTail());
         all.put("roll", b -> cold().roll());
         all.put("compact", b -> cold().compact());
         ClusterBench.Settings clusterSettings = clusterSettings();
@@ -106,7 +104,7 @@ final class BenchCommand implements Callable<Integer> {
             }
             if (clusterSettings != null && !ClusterBench.supported(s)) {
                 throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                        "scenario '" + s + "' does not run on a cluster (the cold tier and Durable Streams are single-node only for now)");
+                        "scenario '" + s + "' does not run on a cluster (its cold tier is the nodes' shared store, which the bench does not set up)");
             }
         }
         int warmupSecs = warmupSeconds != null ? warmupSeconds : quick ? 2 : 20;
@@ -141,7 +139,6 @@ final class BenchCommand implements Callable<Integer> {
             }
             System.out.println("cpu: the server's (child JVM, pid " + server.process.pid() + ") and this client JVM's over each"
                     + " timed window, per counted unit (op, entry, attempt, commit); " + CpuMeter.source());
-            ds = new DsBenchmarks(server.url, durability, quick, warmup, CpuMeter.forServer(server.process.pid()));
             for (String name : chosen) {
                 System.out.print("  running " + name + "…\r");
                 System.out.flush();

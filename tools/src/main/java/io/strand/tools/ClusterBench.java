@@ -62,7 +62,7 @@ final class ClusterBench {
 
     /** Scenarios a cluster can run: not the Durable Streams ones (501 in cluster mode for now) and not the cold tier's (the bench starts its cluster without {@code --cold}). */
     static boolean supported(String scenario) {
-        return !scenario.startsWith("ds-") && !scenario.startsWith("cold-") && !scenario.equals("roll") && !scenario.equals("compact");
+        return !scenario.startsWith("cold-") && !scenario.equals("roll") && !scenario.equals("compact");
     }
 
     /**

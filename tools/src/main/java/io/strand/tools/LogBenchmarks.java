@@ -50,6 +50,12 @@ final class LogBenchmarks {
         this.cpu = cpu;
     }
 
+    /** The Durable Streams scenarios against the same server (its HTTP address, from the socket's), streams in workspace {@code bench}. */
+    DsBenchmarks ds() {
+        String http = wsUrl.replaceFirst("^ws", "http");
+        return new DsBenchmarks(http.substring(0, http.indexOf("/v1/ws/")), durability, quick, warmup, cpu);
+    }
+
     /** The doc scenarios against the same server. */
     DocBenchmarks docs() {
         return new DocBenchmarks(wsUrl, token, durability, quick, warmup, cpu);

@@ -43,6 +43,10 @@ final class DsAnswer {
         status = s.code();
     }
 
+    int status() {
+        return status;
+    }
+
     boolean sent() {
         return status != 0;
     }

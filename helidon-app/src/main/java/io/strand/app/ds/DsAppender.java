@@ -128,8 +128,8 @@ final class DsAppender {
         }
     }
 
-    /** Appends a pull-wake event to a wake stream; false when it does not exist or is closed. */
-    boolean appendWake(String ws, String path, byte[] json) {
+    /** Appends a pull-wake event to a wake stream, stamped {@code now}; false when it does not exist or is closed. */
+    boolean appendWake(String ws, String path, byte[] json, long now) {
         DsStream s = registry.find(ws, path);
         if (s == null || s.softDeleted) {
             return false;
@@ -139,7 +139,7 @@ final class DsAppender {
             if (s.closed || registry.find(ws, path) != s) {
                 return false;
             }
-            writer.append(s, DsEntries.encode(s.json(), json, false), streams.head(s), null, System.currentTimeMillis());
+            writer.append(s, DsEntries.encode(s.json(), json, false), streams.head(s), null, now);
             return true;
         } finally {
             s.lock.unlock();

@@ -43,6 +43,8 @@ record DsCall(String method, String ws, String path, String location, String log
     static final String EXPIRE = "EXPIRE";
     /** Not an HTTP method: a cluster node's GET of a stream with a sliding TTL, which extends it on every replica. */
     static final String TOUCH = "TOUCH";
+    /** Not an HTTP method: a pull-wake subscription's event (the body), appended to its wake stream. */
+    static final String WAKE = "WAKE";
     private static final byte VERSION = 1;
 
     /** The headers a write reads; nothing else of the request travels. */
@@ -64,6 +66,11 @@ record DsCall(String method, String ws, String path, String location, String log
     /** The expiry of the stream at {@code path} (proposed by the shard's leader in a cluster). */
     static DsCall expire(String ws, String path) {
         return new DsCall(EXPIRE, ws, path, "", "", Map.of(), new byte[0]);
+    }
+
+    /** A pull-wake event ({@code json}) for the wake stream at {@code path} (proposed by the node that holds the subscription). */
+    static DsCall wake(String ws, String path, byte[] json) {
+        return new DsCall(WAKE, ws, path, "", "", Map.of(), json);
     }
 
     /** The read of the stream at {@code path} that extends its sliding TTL (proposed by a cluster node before a GET). */

@@ -12,6 +12,7 @@ import io.strand.core.Names;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 
 /**
  * Stateless (the subscriptions are thread-safe); runs on request threads: routes the reserved
@@ -25,17 +26,19 @@ final class DsControlHttp {
     private final BiFunction<String, String, List<String>> underRoot;
     private final DsRequests requests;
     /**
-     * A cluster node: subscriptions are kept in one node's memory (as the reference server keeps
-     * them) and woken by the appends that node applies, so a cluster does not offer them yet: 501.
+     * Runs before a control request reads streams: on a cluster node the read barrier, so the tails a
+     * subscription starts from include every append acknowledged before it (subscriptions live in the
+     * memory of the node that took them, as the reference server keeps them, and are woken by the
+     * appends that node's replica applies).
      */
-    private final boolean clustered;
+    private final Consumer<String> beforeRead;
 
     DsControlHttp(DsSubscriptions subscriptions, BiFunction<String, String, List<String>> underRoot, DsRequests requests,
-                  boolean clustered) {
+                  Consumer<String> beforeRead) {
         this.subscriptions = subscriptions;
         this.underRoot = underRoot;
         this.requests = requests;
-        this.clustered = clustered;
+        this.beforeRead = beforeRead;
     }
 
     /** Serves a {@code __ds} path; false for any other path (the caller serves it as a stream). */
@@ -59,10 +62,7 @@ final class DsControlHttp {
         String base = "http://" + req.headers().first(HeaderNames.HOST).orElse("localhost") + "/ds/" + rest.substring(0, slash)
                 + (rawRoot.isEmpty() ? "" : "/" + rawRoot);
         try {
-            if (clustered) {
-                throw new DsFailure(501, "NOT_IMPLEMENTED", "Durable Streams subscriptions (webhook, pull-wake) are served"
-                        + " by a single node only; a cluster node does not offer them yet");
-            }
+            beforeRead.accept(ws);
             if (tail.equals(List.of("jwks.json")) && m == Method.GET) {
                 res.header(HeaderNames.CONTENT_TYPE, "application/jwk-set+json");
                 res.header(HeaderNames.CACHE_CONTROL, "public, max-age=300");

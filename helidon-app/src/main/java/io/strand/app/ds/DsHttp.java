@@ -42,7 +42,7 @@ public final class DsHttp implements Handler {
         this.states = states;
         this.placement = placement;
         this.requests = new DsRequests(maxBodyBytes);
-        this.control = new DsControlHttp(states.subscriptions(), states::underRoot, requests, placement.clustered());
+        this.control = new DsControlHttp(states.subscriptions(), states::underRoot, requests, placement::awaitCaughtUp);
     }
 
     @Override

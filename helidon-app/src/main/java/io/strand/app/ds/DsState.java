@@ -46,6 +46,8 @@ final class DsState {
                 case DsCall.DELETE -> lifecycle.delete(call, answer, now);
                 case DsCall.EXPIRE -> lifecycle.expire(call, answer, now);
                 case DsCall.TOUCH -> lifecycle.touch(call, answer, now);
+                case DsCall.WAKE -> answer.send(appender.appendWake(call.ws(), call.path(), call.body(), now)
+                        ? io.helidon.http.Status.NO_CONTENT_204 : io.helidon.http.Status.NOT_FOUND_404);
                 default -> throw new StrandException(ErrorCode.METHOD_NOT_ALLOWED, "Durable Streams has no " + call.method());
             }
         } catch (RuntimeException e) {

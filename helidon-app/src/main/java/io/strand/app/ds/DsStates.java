@@ -66,8 +66,13 @@ public final class DsStates implements ReplicatedStreams, AutoCloseable {
         return of(ws).streams.tailOffset(ws, path);
     }
 
+    /** A pull-wake event: appended here on a single node; on a cluster proposed like any stream write (a virtual thread waits). */
     private boolean appendWake(String ws, String path, byte[] json) {
-        return of(ws).appender.appendWake(ws, path, json);
+        if (!replicated) {
+            return of(ws).appender.appendWake(ws, path, json, System.currentTimeMillis());
+        }
+        byte[] answer = placement.writes().dsWrite(ws, DsCall.wake(ws, path, json).bytes()).join();
+        return DsAnswer.read(answer).status() == io.helidon.http.Status.NO_CONTENT_204.code();
     }
 
     /** The paths of a workspace's streams under {@code root}, relative to it. */

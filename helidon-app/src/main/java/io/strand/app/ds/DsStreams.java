@@ -49,16 +49,21 @@ final class DsStreams {
             }
             return s;
         }
-        DsStream s = t.path().startsWith(NATIVE_PREFIX) ? null : registry.find(t.ws(), t.path());
+        DsStream s = row(t);
         if (s != null && s.expired(now)) {
             throw StrandException.notFound("stream '" + t.path() + "' does not exist");
         }
         return live(t, Long.MIN_VALUE); // nothing is expired at the start of time, so this removes nothing
     }
 
+    /** The row of stream {@code t}, expired or not; null for none (and for a native log's view, which has none). */
+    private DsStream row(DsTarget t) {
+        return t.path().startsWith(NATIVE_PREFIX) ? null : registry.find(t.ws(), t.path());
+    }
+
     /** True when a read of {@code t} extends a sliding TTL: the stream exists and has one. */
     boolean slides(DsTarget t) {
-        DsStream s = t.path().startsWith(NATIVE_PREFIX) ? null : registry.find(t.ws(), t.path());
+        DsStream s = row(t);
         return s != null && s.ttlSeconds != null && !s.softDeleted;
     }
 

@@ -68,14 +68,15 @@ class DsStatesTest {
                         "Producer-Epoch", "0", "Producer-Seq", "2"), // a gap: 409
                 call("POST", "chat", "{}", "Content-Type", "text/plain"), // another content type: 409
                 call("PUT", "fork", null, "Stream-Forked-From", "chat", "Stream-Fork-Offset", "0000000000000001_0000000000000000"),
+                call("WAKE", "chat", "{\"wake\":1}"), // a pull-wake event
                 call("POST", "chat", null, "Stream-Closed", "true"),
                 call("POST", "chat", "{\"a\":4}", "Content-Type", "application/json"), // closed: 409
                 call("PUT", "brief", "x", "Content-Type", "text/plain", "Stream-TTL", "1"),
                 call("TOUCH", "chat", null),
                 call("EXPIRE", "brief", null),
                 call("DELETE", "fork", null));
-        long[] stamps = {1_000, 1_100, 1_200, 1_300, 1_400, 1_500, 1_600, 1_700, 1_800, 30_000, 30_100, 30_200};
-        int[] statuses = {201, 200, 204, 409, 409, 201, 204, 409, 201, 204, 204, 204};
+        long[] stamps = {1_000, 1_100, 1_200, 1_300, 1_400, 1_500, 1_550, 1_600, 1_700, 1_800, 30_000, 30_100, 30_200};
+        int[] statuses = {201, 200, 204, 409, 409, 201, 204, 204, 409, 201, 204, 204, 204};
         List<Path> dirs = List.of(dir.resolve("a"), dir.resolve("b"));
         List<List<String>> answers = new ArrayList<>();
         try (DsStates states = new DsStates(true, Duration.ofMillis(500))) {
@@ -88,7 +89,7 @@ class DsStatesTest {
                         got.add(java.util.Arrays.toString(a.bytes()));
                     }
                     assertEquals(List.of(), states.of(stores).expired(30_200), "brief was expired at the leader's stamp");
-                    assertEquals(2, stores.logs().info("w", "ds-chat").orElseThrow().head());
+                    assertEquals(3, stores.logs().info("w", "ds-chat").orElseThrow().head());
                     assertEquals(1_100, stores.logs().readForward("w", "ds-chat", 1, 10).entries().getFirst().ts(), "entries carry the stamp");
                     states.closing(stores);
                     answers.add(got);
