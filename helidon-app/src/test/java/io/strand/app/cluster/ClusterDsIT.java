@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,14 +37,8 @@ class ClusterDsIT {
     private static final String JSON = "application/json";
     @TempDir
     Path dir;
+    @AutoClose
     ClusterNodes nodes;
-
-    @AfterEach
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
 
     private Reply send(String via, String method, String path, String body, String... headers) {
         return new DsClient(nodes.url(via)).send(method, path, body, headers);

@@ -15,7 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,14 +33,8 @@ class ClusterRetentionIT {
     private static final String LOG = "kept";
     @TempDir
     Path dir;
+    @AutoClose
     ClusterNodes nodes;
-
-    @AfterEach
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
 
     /** {@code n} entries as producer "it"'s seq {@code batch} ({@link ColdLogs#producerBatch}), retried on 503. */
     private void append(String via, String ws, int batch, int n) {

@@ -15,7 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,14 +31,8 @@ class ClusterScaleOutIT {
     private static final Duration START = Duration.ofSeconds(120);
     @TempDir
     Path dir;
+    @AutoClose
     ClusterNodes nodes;
-
-    @AfterEach
-    void stop() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
 
     @Test
     void aNodeThatDoesNotReplicateAWorkspacesShardShouldStillServeIt() throws Exception {
