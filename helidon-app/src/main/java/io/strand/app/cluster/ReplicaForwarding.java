@@ -107,19 +107,9 @@ final class ReplicaForwarding implements Handler {
                 Map.of("retryable", true, "shard", shard, "replicas", replicas));
     }
 
+    /** The body to relay; past the limit a {@code 413} after draining as the DS endpoint does, so clients see it. */
     private byte[] body(ServerRequest req) {
-        if (!req.content().hasEntity()) {
-            return null;
-        }
-        try (InputStream in = req.content().inputStream()) {
-            byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
-            if (b.length > maxBodyBytes) {
-                throw StrandException.tooLarge("request body exceeds the limit of " + maxBodyBytes + " bytes");
-            }
-            return b;
-        } catch (IOException e) {
-            throw StrandException.badRequest("cannot read the request body: " + e.getMessage());
-        }
+        return req.content().hasEntity() ? io.strand.app.http.HttpIo.body(req, maxBodyBytes, io.strand.app.ds.DsHttp.DRAIN_LIMIT) : null;
     }
 
     private HttpRequest request(ServerRequest req, String base, byte[] body) {

@@ -5,9 +5,6 @@ import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.strand.core.Json;
-import io.strand.core.StrandException;
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.regex.Pattern;
 
 /**
@@ -55,23 +52,6 @@ final class DsRequests {
 
     /** The body, refused with 413 past the limit after reading it (up to a bound) so the client sees the answer. */
     byte[] body(ServerRequest req) {
-        if (!req.content().hasEntity()) {
-            return new byte[0];
-        }
-        try (InputStream in = req.content().inputStream()) {
-            byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
-            if (b.length > maxBodyBytes) {
-                long left = DRAIN_LIMIT;
-                byte[] sink = new byte[64 * 1024];
-                int n;
-                while (left > 0 && (n = in.read(sink)) > 0) {
-                    left -= n;
-                }
-                throw StrandException.tooLarge("request body exceeds the limit of " + maxBodyBytes + " bytes");
-            }
-            return b;
-        } catch (IOException e) {
-            throw StrandException.badRequest("cannot read the request body: " + e.getMessage());
-        }
+        return io.strand.app.http.HttpIo.body(req, maxBodyBytes, DRAIN_LIMIT);
     }
 }

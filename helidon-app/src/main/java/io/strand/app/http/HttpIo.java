@@ -33,12 +33,30 @@ public final class HttpIo {
         if (!req.content().hasEntity()) {
             throw StrandException.badRequest("a JSON body is required");
         }
+        return Json.parse(body(req, maxBodyBytes, 0));
+    }
+
+    /**
+     * The request's body (empty when it has none) of at most {@code max} bytes. Past that it reads and
+     * drops up to {@code drain} more bytes, so a client that sends the whole body before it reads sees
+     * the answer instead of a reset, and answers {@code 413}.
+     */
+    public static byte[] body(ServerRequest req, long max, long drain) {
+        if (!req.content().hasEntity()) {
+            return new byte[0];
+        }
         try (InputStream in = req.content().inputStream()) {
-            byte[] body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
-            if (body.length > maxBodyBytes) {
-                throw StrandException.tooLarge("request body exceeds the limit of " + maxBodyBytes + " bytes");
+            byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
+            if (b.length > max) {
+                long left = drain;
+                byte[] sink = new byte[64 * 1024];
+                int n;
+                while (left > 0 && (n = in.read(sink)) > 0) {
+                    left -= n;
+                }
+                throw StrandException.tooLarge("request body exceeds the limit of " + max + " bytes");
             }
-            return Json.parse(body);
+            return b;
         } catch (IOException e) {
             throw StrandException.badRequest("cannot read the request body: " + e.getMessage());
         }

@@ -36,7 +36,7 @@ class ClusterScaleOutIT {
 
     @Test
     void aNodeThatDoesNotReplicateAWorkspacesShardShouldStillServeIt() throws Exception {
-        nodes = new ClusterNodes(dir, 4, 4, List.of("--replicas", "3", "--ds-long-poll-timeout", "10s"), true);
+        nodes = new ClusterNodes(dir, 4, 4, List.of("--replicas", "3", "--ds-long-poll-timeout", "10s", "--max-body-bytes", "65536"), true);
         nodes.startAll();
         List<String> ids = List.of("n1", "n2", "n3", "n4");
         String root = nodes.rootToken("n1", START);
@@ -138,6 +138,9 @@ class ClusterScaleOutIT {
         assertEquals(200, woken.status(), woken.text());
         assertEquals("[{\"hello\":1}]", woken.text());
         assertEquals(401, outsideDs.send("GET", stream + "?offset=-1", null).status(), "no token, refused on the node outside");
+        DsClient.Reply tooBig = outsideDs.send("POST", stream, "[" + "1,".repeat(40_000) + "1]", "Content-Type", "application/json",
+                "Authorization", auth);
+        assertEquals(413, tooBig.status(), "a body past the limit, refused by the node outside (drained first): " + tooBig.text());
 
         // every node's HTTP address, as any node reports it
         await("every node published its HTTP address", START, () -> {
