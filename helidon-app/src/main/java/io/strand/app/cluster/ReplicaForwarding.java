@@ -33,8 +33,9 @@ import java.util.Set;
  * cluster-wide) and goes along, so that node checks it again. A relayed request carries
  * {@code Strand-Forwarded-By}; a node that gets one and holds no replica either answers {@code 503}
  * rather than relay it again. A request that could not be sent (the node down) goes to the next
- * replica; one that was sent and then broke is not retried (it may have been applied: the client sees
- * a broken answer, as it would from that node). A route, the first for these paths (a Helidon filter
+ * replica; one that was sent and whose answer was lost is not tried again (it may have been applied):
+ * {@code 503 outcome_unknown}. An answer that breaks mid-body reaches the client broken, as it would
+ * from that node. A route, the first for these paths (a Helidon filter
  * cannot stream an answer): it passes every other request on to the next route.
  */
 final class ReplicaForwarding implements Handler {
@@ -93,8 +94,11 @@ final class ReplicaForwarding implements Handler {
             HttpResponse<InputStream> answer;
             try {
                 answer = CLIENT.send(request(req, base.get(), body), HttpResponse.BodyHandlers.ofInputStream());
-            } catch (IOException e) {
+            } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
                 continue; // not sent (that node is down): the next replica
+            } catch (IOException e) { // sent, then the answer was lost: it may have been applied
+                throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "relayed to node " + id + ", whose answer was lost ("
+                        + e.getMessage() + "): the request may or may not have been applied", Map.of("retryable", true, "shard", shard));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new StrandException(ErrorCode.UNAVAILABLE, "interrupted", Map.of("retryable", true));
