@@ -347,6 +347,22 @@ public final class ClusterPlacement implements Placement {
                 Map.of("retryable", true, "shard", spec.shardOf(ws)));
     }
 
+    @Override
+    public List<com.fasterxml.jackson.databind.JsonNode> workspacesElsewhere(String authorization) {
+        java.util.Set<String> ask = new java.util.LinkedHashSet<>();
+        for (int k = 0; k < spec.shards(); k++) {
+            if (!node.hosts(k)) {
+                node.replicaIds(k).stream().filter(id -> !id.equals(spec.nodeId()) && directory.urlOf(id).isPresent())
+                        .findFirst().ifPresent(ask::add);
+            }
+        }
+        List<com.fasterxml.jackson.databind.JsonNode> out = new java.util.ArrayList<>();
+        for (String id : ask) {
+            out.addAll(ReplicaForwarding.workspacesOf(directory.urlOf(id).orElseThrow(), authorization, spec.nodeId()));
+        }
+        return out;
+    }
+
     /** True when this node replicates {@code ws}'s shard (false on a cluster with more nodes than replicas, for some). */
     public boolean hostsWorkspace(String ws) {
         return node.hosts(spec.shardOf(ws));

@@ -39,7 +39,7 @@ import java.util.Set;
  * cannot stream an answer): it passes every other request on to the next route.
  */
 final class ReplicaForwarding implements Handler {
-    static final HeaderName FORWARDED_BY = HeaderNames.create("Strand-Forwarded-By");
+    static final HeaderName FORWARDED_BY = io.strand.app.http.HttpIo.FORWARDED_BY;
     /** Headers of one hop, never relayed (and those the HTTP client sets itself). */
     private static final Set<String> HOP = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
             "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
@@ -109,6 +109,34 @@ final class ReplicaForwarding implements Handler {
         throw new StrandException(ErrorCode.UNAVAILABLE, "node " + cluster.spec().nodeId() + " holds no replica of shard " + shard
                 + " (workspace '" + ws + "') and reached none of its replicas " + replicas + "; retry, or send this to one of them",
                 Map.of("retryable", true, "shard", shard, "replicas", replicas));
+    }
+
+    /**
+     * Node {@code base}'s own {@code GET /v1/ws} rows (it gathers nothing further for a request marked
+     * forwarded); {@code 503} when it does not answer, so a listing is never silently short.
+     */
+    static List<com.fasterxml.jackson.databind.JsonNode> workspacesOf(String base, String authorization, String self) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/ws")).timeout(Duration.ofSeconds(10)).GET()
+                .header(FORWARDED_BY.defaultCase(), self);
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        try {
+            HttpResponse<byte[]> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                throw new StrandException(ErrorCode.UNAVAILABLE, "node at " + base + " answered " + r.statusCode()
+                        + " for its workspaces", Map.of("retryable", true));
+            }
+            List<com.fasterxml.jackson.databind.JsonNode> rows = new java.util.ArrayList<>();
+            io.strand.core.Json.parse(r.body()).path("workspaces").forEach(rows::add);
+            return rows;
+        } catch (IOException e) {
+            throw new StrandException(ErrorCode.UNAVAILABLE, "cannot ask node at " + base + " for its workspaces: " + e.getMessage(),
+                    Map.of("retryable", true));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StrandException(ErrorCode.UNAVAILABLE, "interrupted", Map.of("retryable", true));
+        }
     }
 
     /** The body to relay; past the limit a {@code 413} after draining as the DS endpoint does, so clients see it. */

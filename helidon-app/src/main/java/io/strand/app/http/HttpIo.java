@@ -18,6 +18,8 @@ import java.nio.charset.StandardCharsets;
 
 /** Request and response plumbing every HTTP service shares: bounded JSON bodies, params, replies. */
 public final class HttpIo {
+    /** The header a cluster node marks the requests it relays or gathers with (the node's id). */
+    public static final io.helidon.http.HeaderName FORWARDED_BY = HeaderNames.create("Strand-Forwarded-By");
     private final long maxBodyBytes;
 
     public HttpIo(long maxBodyBytes) {

@@ -1,7 +1,8 @@
 package io.strand.app.http;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
@@ -13,12 +14,14 @@ import io.strand.core.Json;
 import io.strand.docstore.DocStore;
 import io.strand.logtier.LogStore;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
  * {@code GET /v1/ws}: the inventory. Root sees every workspace that holds a log or a doc (the
- * reserved {@code _system} one included); any other token sees its own workspace only, even when
- * empty. Stateless.
+ * reserved {@code _system} one included; on a cluster node, those of the shards it does not replicate
+ * too, asked of nodes that do); any other token sees its own workspace only, even when empty. Stateless.
  */
 public final class WorkspacesHttp implements HttpService {
     /** Most logs per workspace read for the totals; past it the reply says {@code "partial": true}. */
@@ -36,23 +39,24 @@ public final class WorkspacesHttp implements HttpService {
 
     private void list(ServerRequest req, ServerResponse res) {
         Principal who = req.context().get(Principal.class).orElseThrow();
-        List<String> names;
+        Map<String, JsonNode> rows = new TreeMap<>();
         if (who.isRoot()) {
             TreeSet<String> all = new TreeSet<>();
             for (var stores : placement.all()) {
                 all.addAll(stores.logs().workspaces());
                 all.addAll(stores.docs().workspaces());
             }
-            names = List.copyOf(all);
+            all.forEach(ws -> rows.put(ws, describe(ws)));
+            if (!req.headers().contains(HttpIo.FORWARDED_BY)) { // a node gathering its peers' rows asks each for its own alone
+                String auth = req.headers().first(HeaderNames.AUTHORIZATION).orElse(null);
+                placement.workspacesElsewhere(auth).forEach(row -> rows.putIfAbsent(row.path("ws").asText(), row));
+            }
         } else {
             who.require(who.ws(), Scope.READ);
-            names = List.of(who.ws());
+            rows.put(who.ws(), describe(who.ws()));
         }
         ObjectNode body = Json.MAPPER.createObjectNode();
-        ArrayNode arr = body.putArray("workspaces");
-        for (String ws : names) {
-            arr.add(describe(ws));
-        }
+        body.putArray("workspaces").addAll(rows.values());
         HttpIo.ok(res, body);
     }
 

@@ -44,6 +44,15 @@ public interface Placement extends AutoCloseable {
         return java.util.Optional.empty();
     }
 
+    /**
+     * The workspaces ({@code GET /v1/ws} objects) of the shards this node does not replicate, asked of
+     * nodes that do, with the caller's {@code authorization} (a cluster with more nodes than replicas);
+     * empty otherwise.
+     */
+    default List<com.fasterxml.jackson.databind.JsonNode> workspacesElsewhere(String authorization) {
+        return List.of();
+    }
+
     /** True in cluster mode. */
     default boolean clustered() {
         return false;

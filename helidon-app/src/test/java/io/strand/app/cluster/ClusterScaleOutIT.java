@@ -99,6 +99,15 @@ class ClusterScaleOutIT {
         assertEquals(200, listed.status(), listed.body());
         assertEquals(5, listed.json().path("workspaces").path(0).path("entries").asLong(), listed.body());
 
+        // the root token's listing on the node outside holds the workspace too (asked of a node that replicates it)
+        Http.Reply all = new Http(nodes.url(via), root).get("/v1/ws");
+        assertEquals(200, all.status(), all.body());
+        boolean found = false;
+        for (JsonNode row : all.json().path("workspaces")) {
+            found |= row.path("ws").asText().equals(theWs) && row.path("entries").asLong() == 5;
+        }
+        assertTrue(found, "root's listing on " + via + " names " + theWs + " with its 5 entries: " + all.body());
+
         // a socket on the node outside (relayed to a replica): the five entries, then one appended through another node
         String wsUrl = nodes.url(via).replace("http://", "ws://") + "/v1/ws/" + ws + "/socket";
         try (WsClient socket = WsClient.connect(wsUrl, token)) {
