@@ -52,6 +52,8 @@ public final class RaftNode implements AutoCloseable {
     private final RaftServer server;
     private final RaftProperties clientProperties;
     private final Map<UUID, Integer> shardOfGroup = new HashMap<>();
+    /** Each shard's Raft group id (a name-based UUID, an MD5 to derive), derived once. */
+    private final RaftGroupId[] groupIds;
     private final Map<Integer, ShardStateMachine> machines = new ConcurrentHashMap<>();
     private final Map<Integer, RaftClient> clients = new ConcurrentHashMap<>();
     private final Map<Integer, RaftClient> readClients = new ConcurrentHashMap<>();
@@ -77,8 +79,10 @@ public final class RaftNode implements AutoCloseable {
     private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
         this.spec = spec;
         this.factory = factory;
+        this.groupIds = new RaftGroupId[spec.shards()];
         for (int k = 0; k < spec.shards(); k++) {
             shardOfGroup.put(ClusterSpec.groupId(k), k);
+            groupIds[k] = RaftGroupId.valueOf(ClusterSpec.groupId(k));
         }
         this.clientProperties = RatisConfig.client(spec);
         java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
@@ -471,8 +475,11 @@ public final class RaftNode implements AutoCloseable {
     }
 
     Optional<RaftServer.Division> division(int shard) {
+        if (!machines.containsKey(shard)) {
+            return Optional.empty(); // never a replica here: no lookup (which would throw GroupMismatchException) per call
+        }
         try {
-            return Optional.of(server.getDivision(RaftGroupId.valueOf(ClusterSpec.groupId(shard))));
+            return Optional.of(server.getDivision(groupIds[shard]));
         } catch (IOException e) {
             return Optional.empty(); // not a replica here (GroupMismatchException) or closed
         }

@@ -328,7 +328,16 @@ public final class ClusterPlacement implements Placement {
 
     /** The route that relays the HTTP requests of workspaces this node does not replicate ({@link ReplicaForwarding}). */
     public io.helidon.webserver.http.Handler forwarding(long maxBodyBytes) {
-        return new ReplicaForwarding(this, directory, maxBodyBytes);
+        return new ReplicaForwarding(this, maxBodyBytes);
+    }
+
+    /**
+     * The HTTP addresses of shard {@code shard}'s replicas other than this node, in its configuration's
+     * order, for those that published one: where this node relays what it does not replicate.
+     */
+    List<String> replicaUrls(int shard) {
+        return node.replicaIds(shard).stream().filter(id -> !id.equals(spec.nodeId()))
+                .flatMap(id -> directory.urlOf(id).stream()).toList();
     }
 
     @Override
@@ -336,15 +345,10 @@ public final class ClusterPlacement implements Placement {
         if (hostsWorkspace(ws)) {
             return java.util.Optional.empty();
         }
-        for (String id : node.replicaIds(spec.shardOf(ws))) {
-            java.util.Optional<String> url = id.equals(spec.nodeId()) ? java.util.Optional.empty() : directory.urlOf(id);
-            if (url.isPresent()) {
-                return url;
-            }
-        }
-        throw new StrandException(ErrorCode.UNAVAILABLE, "node " + spec.nodeId() + " does not replicate shard "
-                + spec.shardOf(ws) + " (workspace '" + ws + "') and knows no address of its replicas yet",
-                Map.of("retryable", true, "shard", spec.shardOf(ws)));
+        int shard = spec.shardOf(ws);
+        return java.util.Optional.of(replicaUrls(shard).stream().findFirst().orElseThrow(() -> new StrandException(
+                ErrorCode.UNAVAILABLE, "node " + spec.nodeId() + " does not replicate shard " + shard + " (workspace '" + ws
+                + "') and knows no address of its replicas yet", Map.of("retryable", true, "shard", shard))));
     }
 
     @Override
@@ -352,13 +356,12 @@ public final class ClusterPlacement implements Placement {
         java.util.Set<String> ask = new java.util.LinkedHashSet<>();
         for (int k = 0; k < spec.shards(); k++) {
             if (!node.hosts(k)) {
-                node.replicaIds(k).stream().filter(id -> !id.equals(spec.nodeId()) && directory.urlOf(id).isPresent())
-                        .findFirst().ifPresent(ask::add);
+                replicaUrls(k).stream().findFirst().ifPresent(ask::add);
             }
         }
         List<com.fasterxml.jackson.databind.JsonNode> out = new java.util.ArrayList<>();
-        for (String id : ask) {
-            out.addAll(ReplicaForwarding.workspacesOf(directory.urlOf(id).orElseThrow(), authorization, spec.nodeId()));
+        for (String url : ask) {
+            out.addAll(ReplicaForwarding.workspacesOf(url, authorization, spec.nodeId()));
         }
         return out;
     }

@@ -1,12 +1,12 @@
 package io.strand.app.cluster;
 
 import io.helidon.http.Header;
-import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.strand.app.http.HttpIo;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.io.IOException;
@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -39,7 +38,6 @@ import java.util.Set;
  * cannot stream an answer): it passes every other request on to the next route.
  */
 final class ReplicaForwarding implements Handler {
-    static final HeaderName FORWARDED_BY = io.strand.app.http.HttpIo.FORWARDED_BY;
     /** Headers of one hop, never relayed (and those the HTTP client sets itself). */
     private static final Set<String> HOP = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
             "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
@@ -47,12 +45,10 @@ final class ReplicaForwarding implements Handler {
             .connectTimeout(Duration.ofSeconds(2)).build();
 
     private final ClusterPlacement cluster;
-    private final NodeDirectory directory;
     private final long maxBodyBytes;
 
-    ReplicaForwarding(ClusterPlacement cluster, NodeDirectory directory, long maxBodyBytes) {
+    ReplicaForwarding(ClusterPlacement cluster, long maxBodyBytes) {
         this.cluster = cluster;
-        this.directory = directory;
         this.maxBodyBytes = maxBodyBytes;
     }
 
@@ -79,25 +75,20 @@ final class ReplicaForwarding implements Handler {
             return;
         }
         int shard = cluster.spec().shardOf(ws);
-        if (req.headers().contains(FORWARDED_BY)) {
+        if (req.headers().contains(HttpIo.FORWARDED_BY)) {
             throw new StrandException(ErrorCode.UNAVAILABLE, "node " + cluster.spec().nodeId() + " holds no replica of shard " + shard
-                    + " (workspace '" + ws + "') either; node " + req.headers().get(FORWARDED_BY).get()
+                    + " (workspace '" + ws + "') either; node " + req.headers().get(HttpIo.FORWARDED_BY).get()
                     + " sent this here from an older view of the shard's replicas", Map.of("retryable", true, "shard", shard));
         }
         byte[] body = body(req);
-        List<String> replicas = cluster.node().replicaIds(shard);
-        for (String id : replicas) {
-            Optional<String> base = directory.urlOf(id);
-            if (base.isEmpty() || id.equals(cluster.spec().nodeId())) {
-                continue;
-            }
+        for (String base : cluster.replicaUrls(shard)) {
             HttpResponse<InputStream> answer;
             try {
-                answer = CLIENT.send(request(req, base.get(), body), HttpResponse.BodyHandlers.ofInputStream());
+                answer = CLIENT.send(request(req, base, body), HttpResponse.BodyHandlers.ofInputStream());
             } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
                 continue; // not sent (that node is down): the next replica
             } catch (IOException e) { // sent, then the answer was lost: it may have been applied
-                throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "relayed to node " + id + ", whose answer was lost ("
+                throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "relayed to " + base + ", whose answer was lost ("
                         + e.getMessage() + "): the request may or may not have been applied", Map.of("retryable", true, "shard", shard));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -106,6 +97,7 @@ final class ReplicaForwarding implements Handler {
             relay(answer, res);
             return;
         }
+        List<String> replicas = cluster.node().replicaIds(shard);
         throw new StrandException(ErrorCode.UNAVAILABLE, "node " + cluster.spec().nodeId() + " holds no replica of shard " + shard
                 + " (workspace '" + ws + "') and reached none of its replicas " + replicas + "; retry, or send this to one of them",
                 Map.of("retryable", true, "shard", shard, "replicas", replicas));
@@ -117,7 +109,7 @@ final class ReplicaForwarding implements Handler {
      */
     static List<com.fasterxml.jackson.databind.JsonNode> workspacesOf(String base, String authorization, String self) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/ws")).timeout(Duration.ofSeconds(10)).GET()
-                .header(FORWARDED_BY.defaultCase(), self);
+                .header(HttpIo.FORWARDED_BY.defaultCase(), self);
         if (authorization != null) {
             b.header("Authorization", authorization);
         }
@@ -156,7 +148,7 @@ final class ReplicaForwarding implements Handler {
                 }
             }
         }
-        return b.header(FORWARDED_BY.defaultCase(), cluster.spec().nodeId()).build();
+        return b.header(HttpIo.FORWARDED_BY.defaultCase(), cluster.spec().nodeId()).build();
     }
 
     /** Status, headers and body of the relayed answer, the body flushed as each part arrives (SSE, long-poll). */

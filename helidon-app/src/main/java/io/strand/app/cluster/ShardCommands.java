@@ -2,24 +2,20 @@ package io.strand.app.cluster;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.strand.core.ErrorCode;
 import io.strand.core.Json;
 import io.strand.core.StrandException;
+import io.strand.core.Wire;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
 import io.strand.logtier.Retention;
 import io.strand.logtier.RetentionPolicy;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The bytes of one replicated write (a command in a shard's Raft entry) and of its reply. Written
@@ -43,7 +39,7 @@ import java.util.Map;
  *   9 coldDeleted str ws, str log, i64 generation (the shard's leader emptied a deleted log's shared manifest
  *                at that generation; see {@link io.strand.logtier.LogStore#coldDeleted})
  *  10 ds         str ws, u32 n, n bytes (a Durable Streams write, in the endpoint's own format: {@code ds/DsCall})
- * reply    := u8 0 (ok), result | u8 1 (error), str code (SPEC §2 wire code), str message, str extras (JSON object)
+ * reply    := u8 0 (ok), result | u8 1 (error), error ({@link Wire}: str code (SPEC §2 wire code), str message, str extras (JSON object))
  *   append result   i64 firstSeq, i64 lastSeq, i64 ts, u8 duplicate
  *   doc/txn result  str reply (JSON object)
  *   deleteLog       u8 existed
@@ -306,9 +302,7 @@ public final class ShardCommands {
     public static byte[] errorReply(StrandException e) {
         return write(out -> {
             out.writeByte(1);
-            str(out, e.code().wire());
-            str(out, e.getMessage() == null ? "" : e.getMessage());
-            str(out, Json.MAPPER.writeValueAsString(e.extras()));
+            Wire.error(out, e);
         });
     }
 
@@ -325,51 +319,26 @@ public final class ShardCommands {
         return read(reply, DataInputStream::readBoolean);
     }
 
-    private interface Reader<T> {
-        T read(DataInputStream in) throws IOException;
-    }
-
-    private interface Writer {
-        void write(DataOutputStream out) throws IOException;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> T read(byte[] reply, Reader<T> ok) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(reply))) {
+    /** The reply's result, read by {@code ok}; the error a replica answered, thrown. */
+    private static <T> T read(byte[] reply, Wire.Reader<T> ok) {
+        return Wire.read(reply, "a replicated reply", in -> {
             if (in.readByte() == 0) {
                 return ok.read(in);
             }
-            String wire = str(in);
-            String message = str(in);
-            Map<String, Object> extras = Json.MAPPER.readValue(str(in), LinkedHashMap.class);
-            throw new StrandException(ErrorCode.ofWire(wire), message, extras);
-        } catch (IOException e) {
-            throw new UncheckedIOException("a replicated reply does not decode", e);
-        }
+            throw Wire.error(in);
+        });
     }
 
-    private static byte[] write(Writer w) {
-        return write(256, w);
+    private static byte[] write(Wire.Writer w) {
+        return Wire.bytes(256, w);
     }
 
-    /**
-     * {@code w}'s bytes, written into a buffer of {@code sizeHint} bytes to start with: a batch of 100
-     * entries is about 27 KiB, which from 256 bytes would take seven doublings, each a copy.
-     */
-    private static byte[] write(int sizeHint, Writer w) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(sizeHint);
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            w.write(out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
+    private static byte[] write(int sizeHint, Wire.Writer w) {
+        return Wire.bytes(sizeHint, w);
     }
 
     private static void str(DataOutputStream out, String s) throws IOException {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
+        Wire.str(out, s);
     }
 
     private static void optStr(DataOutputStream out, String s) throws IOException {
@@ -387,9 +356,7 @@ public final class ShardCommands {
     }
 
     private static String str(DataInputStream in) throws IOException {
-        byte[] b = new byte[in.readInt()];
-        in.readFully(b);
-        return new String(b, StandardCharsets.UTF_8);
+        return Wire.str(in);
     }
 
     private static String optStr(DataInputStream in) throws IOException {

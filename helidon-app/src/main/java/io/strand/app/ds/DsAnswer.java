@@ -5,16 +5,8 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.http.HttpIo;
-import io.strand.core.ErrorCode;
-import io.strand.core.Json;
 import io.strand.core.StrandException;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.LinkedHashMap;
+import io.strand.core.Wire;
 import java.util.Map;
 
 /**
@@ -23,14 +15,13 @@ import java.util.Map;
  * (with the headers set before the refusal, such as the current {@code Producer-Epoch}). On a cluster
  * the leader's replica writes it and the node that took the request reads it and answers.
  *
- * <p>Bytes, big-endian; {@code str} = u32 length + UTF-8 bytes:
+ * <p>Bytes, big-endian; {@code str} and {@code error} as {@link Wire} writes them:
  * <pre>
- * answer := u16 status, u16 n, n × (str header name, str value),
- *           u8 0 | u8 1, str code (SPEC §2 wire code), str message, str extras (JSON object)
+ * answer := u16 status, u16 n, n × (str header name, str value), u8 0 | u8 1, error
  * </pre>
  */
 final class DsAnswer {
-    private final Map<String, String> headers = new LinkedHashMap<>();
+    private final Map<String, String> headers = new java.util.LinkedHashMap<>();
     private int status;
     private StrandException error;
 
@@ -69,44 +60,32 @@ final class DsAnswer {
     }
 
     byte[] bytes() {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream(256);
-        try (DataOutputStream out = new DataOutputStream(buf)) {
+        return Wire.bytes(256, out -> {
             out.writeShort(status);
             out.writeShort(headers.size());
             for (Map.Entry<String, String> h : headers.entrySet()) {
-                DsCall.str(out, h.getKey());
-                DsCall.str(out, h.getValue());
+                Wire.str(out, h.getKey());
+                Wire.str(out, h.getValue());
             }
             out.writeByte(error == null ? 0 : 1);
             if (error != null) {
-                DsCall.str(out, error.code().wire());
-                DsCall.str(out, error.getMessage() == null ? "" : error.getMessage());
-                DsCall.str(out, Json.MAPPER.writeValueAsString(error.extras()));
+                Wire.error(out, error);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return buf.toByteArray();
+        });
     }
 
-    @SuppressWarnings("unchecked")
     static DsAnswer read(byte[] bytes) {
-        DsAnswer a = new DsAnswer();
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+        return Wire.read(bytes, "a Durable Streams answer", in -> {
+            DsAnswer a = new DsAnswer();
             a.status = in.readUnsignedShort();
             int n = in.readUnsignedShort();
             for (int i = 0; i < n; i++) {
-                a.headers.put(DsCall.str(in), DsCall.str(in));
+                a.headers.put(Wire.str(in), Wire.str(in));
             }
             if (in.readByte() == 1) {
-                ErrorCode code = ErrorCode.ofWire(DsCall.str(in));
-                String message = DsCall.str(in);
-                Map<String, Object> extras = Json.MAPPER.readValue(DsCall.str(in), LinkedHashMap.class);
-                a.error = new StrandException(code, message, extras);
+                a.error = Wire.error(in);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("a Durable Streams answer does not decode", e);
-        }
-        return a;
+            return a;
+        });
     }
 }

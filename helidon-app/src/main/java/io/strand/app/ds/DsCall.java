@@ -4,13 +4,7 @@ import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.strand.core.StrandException;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import io.strand.core.Wire;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
@@ -28,7 +22,7 @@ import java.util.Map;
  * its bytes to the workspace's shard and every replica applies them in log order
  * ({@link DsState#apply}), so the name is chosen once, by the node that took the request.
  *
- * <p>Bytes, big-endian ({@link DataOutputStream}); {@code str} = u32 length + UTF-8 bytes:
+ * <p>Bytes, big-endian; {@code str} as {@link Wire} writes it (u32 length + UTF-8 bytes):
  * <pre>
  * call := u8 version (1), str method, str ws, str path, str location, str logName,
  *         u16 n, n × (str header name (lower case), str value), u32 body length, body bytes
@@ -59,8 +53,10 @@ record DsCall(String method, String ws, String path, String location, String log
             req.headers().first(n).ifPresent(v -> headers.put(n.lowerCase(), v));
         }
         String host = req.headers().first(HeaderNames.HOST).orElse("localhost");
-        return new DsCall(req.prologue().method().text(), t.ws(), t.path(), "http://" + host + req.path().rawPath(),
-                DsRegistry.newLogName(), headers, body);
+        String method = req.prologue().method().text();
+        // only a PUT may make a stream; a random name per append would be work on the append path for nothing
+        return new DsCall(method, t.ws(), t.path(), "http://" + host + req.path().rawPath(),
+                PUT.equals(method) ? DsRegistry.newLogName() : "", headers, body);
     }
 
     /** The expiry of the stream at {@code path} (proposed by the shard's leader in a cluster). */
@@ -115,55 +111,39 @@ record DsCall(String method, String ws, String path, String location, String log
     }
 
     byte[] bytes() {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream(128 + body.length);
-        try (DataOutputStream out = new DataOutputStream(buf)) {
+        return Wire.bytes(128 + body.length, out -> {
             out.writeByte(VERSION);
             for (String s : new String[] {method, ws, path, location, logName}) {
-                str(out, s);
+                Wire.str(out, s);
             }
             out.writeShort(headers.size());
             for (Map.Entry<String, String> h : headers.entrySet()) {
-                str(out, h.getKey());
-                str(out, h.getValue());
+                Wire.str(out, h.getKey());
+                Wire.str(out, h.getValue());
             }
             out.writeInt(body.length);
             out.write(body);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return buf.toByteArray();
+        });
     }
 
     static DsCall read(byte[] bytes) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+        return Wire.read(bytes, "a Durable Streams call", in -> {
             byte version = in.readByte();
             if (version != VERSION) {
                 throw new IllegalStateException("a Durable Streams call of version " + version + " (this node reads " + VERSION + ")");
             }
-            String method = str(in);
-            String ws = str(in);
-            String path = str(in);
-            String location = str(in);
-            String logName = str(in);
+            String method = Wire.str(in);
+            String ws = Wire.str(in);
+            String path = Wire.str(in);
+            String location = Wire.str(in);
+            String logName = Wire.str(in);
             int n = in.readUnsignedShort();
             Map<String, String> headers = new LinkedHashMap<>();
             for (int i = 0; i < n; i++) {
-                headers.put(str(in).toLowerCase(Locale.ROOT), str(in));
+                headers.put(Wire.str(in).toLowerCase(Locale.ROOT), Wire.str(in));
             }
             byte[] body = in.readNBytes(in.readInt());
             return new DsCall(method, ws, path, location, logName, headers, body);
-        } catch (IOException e) {
-            throw new UncheckedIOException("a Durable Streams call does not decode", e);
-        }
-    }
-
-    static void str(DataOutputStream out, String s) throws IOException {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
-    }
-
-    static String str(DataInputStream in) throws IOException {
-        return new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
+        });
     }
 }

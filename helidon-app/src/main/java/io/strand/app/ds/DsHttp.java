@@ -55,12 +55,14 @@ public final class DsHttp implements Handler {
             Method m = req.prologue().method();
             if (m == Method.GET) {
                 HttpIo.require(req, t.ws(), Scope.READ);
-                if (placement.awaitCaughtUp(t.ws()) && placement.clustered() && states.of(t.ws()).streams.slides(t)) {
+                boolean caughtUp = placement.awaitCaughtUp(t.ws());
+                DsState state = states.of(t.ws());
+                if (caughtUp && placement.clustered() && state.streams.slides(t)) {
                     // the read extends the stream's sliding TTL on every replica before it is served (a
                     // majority lost: the read is served, unextended); an expired stream is then gone
                     write(DsCall.touch(t.ws(), t.path()));
                 }
-                states.of(t.ws()).reader.get(req, res, t);
+                state.reader.get(req, res, t);
             } else if (m == Method.HEAD) {
                 HttpIo.require(req, t.ws(), Scope.READ);
                 placement.awaitCaughtUp(t.ws());

@@ -111,7 +111,10 @@ class ClusterDsIT {
         // a long-poll on n3 at the tail, woken by an append through n2 (the wait is 10 s: an answer before it is the wake)
         String tail = made.header("Stream-Next-Offset");
         CompletableFuture<Reply> poll = CompletableFuture.supplyAsync(() -> send("n3", "GET", chat + "?offset=" + tail + "&live=long-poll", null));
-        await("the long-poll is waiting on n3", Duration.ofSeconds(10), () -> {
+        // a round trip while the poll is out, so it is (almost always) parked before the append: without
+        // a wake it then waits its 10 s and the get below fails (a poll that arrived after the append
+        // would pass without one, which is why this is not a proof on its own)
+        await("n3 answering while the long-poll is out", Duration.ofSeconds(10), () -> {
             Reply head = send("n3", "HEAD", chat, null);
             return head.status() == 200 && !poll.isDone();
         });

@@ -138,7 +138,10 @@ class ClusterScaleOutIT {
         CompletableFuture<DsClient.Reply> poll = CompletableFuture.supplyAsync(() -> outsideDs.send("GET",
                 stream + "?offset=" + tail + "&live=long-poll", null, "Authorization", auth));
         String replica = ids.stream().filter(id -> !id.equals(via)).findFirst().orElseThrow();
-        await("the long-poll is waiting", Duration.ofSeconds(10),
+        // a round trip while the poll is out, so it is (almost always) parked before the append: without
+        // a wake it then waits its 10 s and the get below fails (a poll that arrived after the append
+        // would pass without one, which is why this is not a proof on its own)
+        await("the node answering while the long-poll is out", Duration.ofSeconds(10),
                 () -> outsideDs.send("HEAD", stream, null, "Authorization", auth).status() == 200 && !poll.isDone());
         DsClient.Reply appended = new DsClient(nodes.url(replica)).send("POST", stream, "{\"hello\":1}",
                 "Content-Type", "application/json", "Authorization", auth);
