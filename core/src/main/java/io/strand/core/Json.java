@@ -146,7 +146,7 @@ public final class Json {
         return new String(bytes(value), StandardCharsets.UTF_8);
     }
 
-    private static String firstLine(String message) {
+    static String firstLine(String message) {
         if (message == null) {
             return "unreadable input";
         }

@@ -2,6 +2,7 @@ package io.strand.app;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.core.Json;
+import io.strand.core.RequestJson;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
 import java.time.Instant;
@@ -39,12 +40,14 @@ public final class LogRequests {
                     if (!e.isObject() || !e.has("data")) {
                         throw StrandException.badRequest("entries[" + i + "] must be an object with 'data'");
                     }
-                    data.add(writer.bytes(e.get("data")));
+                    data.add(payload(e.get("data"), writer));
                     keys.add(key(e.get("key"), "entries[" + i + "].key"));
                 }
             }
         } else if (body.has("data")) {
-            data.add(Json.bytes(body.get("data"))); // a tree just parsed always serializes
+            try (Json.TreeWriter writer = Json.treeWriter()) {
+                data.add(payload(body.get("data"), writer));
+            }
             keys.add(key(body.get("key"), "key"));
         } else {
             throw StrandException.badRequest("an append needs 'data' or 'entries'");
@@ -64,6 +67,12 @@ public final class LogRequests {
             }
         }
         return new AppendRequest(data, keys, expected, producerId, producerSeq);
+    }
+
+    /** An entry's stored JSON: the client's bytes when {@link RequestJson} kept them, else the tree written out. */
+    private static byte[] payload(JsonNode data, Json.TreeWriter writer) {
+        byte[] raw = RequestJson.rawBytes(data);
+        return raw != null ? raw : writer.bytes(data); // a tree just parsed always serializes
     }
 
     private static String key(JsonNode key, String field) {

@@ -42,6 +42,23 @@ class LogsHttpIT {
     }
 
     @Test
+    void payloadsShouldBeStoredAndServedAsTheClientSpelledThem() {
+        String one = "{ \"n\" : 1.50, \"big\": 12345678901234567890123, \"e\": \"\\u00e9\\/\" }";
+        String two = "[ -0, 1E+2 ]";
+        assertEquals(200, http.post("/v1/ws/acme/logs/verbatim/entries", "{\"data\" :  " + one + " }").status());
+        assertEquals(200, http.post("/v1/ws/acme/logs/verbatim/entries",
+                "{\"entries\":[ {\"data\":" + two + " , \"key\":\"k\"} ]}").status());
+        Http.Reply page = http.get("/v1/ws/acme/logs/verbatim/entries?from=1");
+        assertTrue(page.body().contains("\"data\":" + one), page.body());
+        assertTrue(page.body().contains("\"data\":" + two), page.body());
+        assertEquals(io.strand.core.Json.parse(one), page.json().get("entries").get(0).get("data"));
+        assertEquals(io.strand.core.Json.parse(two), page.json().get("entries").get(1).get("data"));
+        Http.Reply bad = http.post("/v1/ws/acme/logs/verbatim/entries", "{\"data\": {\"a\": [1, }}");
+        assertEquals(400, bad.status(), bad.body());
+        assertEquals(2, http.get("/v1/ws/acme/logs/verbatim/entries?from=1").json().get("head").asLong(), "the refused append wrote nothing");
+    }
+
+    @Test
     void pagesShouldReconstructExactlyWhatWasWritten() {
         List<String> written = new ArrayList<>();
         for (int i = 1; i <= 250; i++) {

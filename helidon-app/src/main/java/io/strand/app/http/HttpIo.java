@@ -6,6 +6,7 @@ import io.strand.app.auth.Principal;
 import io.strand.app.auth.Scope;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
+import io.strand.core.RequestJson;
 import io.strand.core.StrandException;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
@@ -28,6 +29,15 @@ public final class HttpIo {
 
     /** The body as JSON, refusing more than the body limit with 413 before reading it all. */
     public JsonNode json(ServerRequest req) {
+        return Json.parse(jsonBody(req));
+    }
+
+    /** An append's body as {@link #json} reads it, its payloads kept as the client's bytes ({@link RequestJson}). */
+    public JsonNode appendJson(ServerRequest req) {
+        return RequestJson.parse(jsonBody(req));
+    }
+
+    private byte[] jsonBody(ServerRequest req) {
         var length = req.headers().contentLength();
         if (length.isPresent() && length.getAsLong() > maxBodyBytes) {
             throw StrandException.tooLarge("request body is " + length.getAsLong() + " bytes; the limit is " + maxBodyBytes);
@@ -35,7 +45,7 @@ public final class HttpIo {
         if (!req.content().hasEntity()) {
             throw StrandException.badRequest("a JSON body is required");
         }
-        return Json.parse(body(req, maxBodyBytes, 0));
+        return body(req, maxBodyBytes, 0);
     }
 
     /**

@@ -66,7 +66,7 @@ public final class LogsHttp implements HttpService {
         String ws = Names.workspace(path(req, "ws"));
         String log = Names.object("log", path(req, "log"));
         require(req, ws, Scope.RW);
-        AppendRequest append = LogRequests.append(io.json(req));
+        AppendRequest append = LogRequests.append(io.appendJson(req));
         AppendResult result = metrics.timeAppend(append, placement.writes().append(ws, log, append)).join();
         HttpIo.send(res, 200, Replies.appendJson(result));
     }

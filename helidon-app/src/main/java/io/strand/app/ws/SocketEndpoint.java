@@ -25,6 +25,7 @@ import io.strand.app.http.LogsHttp;
 import io.strand.app.http.Replies;
 import io.strand.core.ErrorCode;
 import io.strand.core.Json;
+import io.strand.core.RequestJson;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.logtier.AppendRequest;
@@ -32,6 +33,7 @@ import io.strand.app.stores.Placement;
 import io.strand.app.stores.Stores;
 import io.strand.logtier.LogWatch;
 import io.strand.logtier.PageInfo;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -272,7 +274,7 @@ public final class SocketEndpoint implements WsListener {
     private void handle(String text) {
         JsonNode req;
         try {
-            req = Json.parse(text);
+            req = RequestJson.parse(text.getBytes(StandardCharsets.UTF_8)); // an append's payloads stay the client's bytes
         } catch (StrandException e) {
             reply(NullNode.getInstance(), new StrandException(ErrorCode.BAD_FRAME, e.getMessage()));
             return;
