@@ -371,8 +371,8 @@ public final class RaftNode implements AutoCloseable {
 
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
     void clientFailed(int shard, RaftClient broken) {
-        if (clients.remove(shard, broken) || readClients.remove(shard, broken)) {
-            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": a new Raft client (the last one's window closed)");
+        if (clients.remove(shard, broken)) {
+            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": a new Raft client for proposals (the last one's window closed)");
             Thread.ofVirtual().name("strand-client-close").start(() -> closeQuietly(broken)); // waits for its channels
         }
     }
@@ -384,7 +384,7 @@ public final class RaftNode implements AutoCloseable {
 
     /** {@link #adminClient(RaftGroup)} with another request timeout (a call that does real work on the peer). */
     RaftClient adminClient(RaftGroup group, java.time.Duration timeout) {
-        RaftProperties p = RatisConfig.withTransport(new RaftProperties());
+        RaftProperties p = new RaftProperties();
         org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(timeout));
         return RaftClient.newBuilder().setRaftGroup(group).setProperties(p).setRetryPolicy(RatisConfig.noRetry()).build();
     }

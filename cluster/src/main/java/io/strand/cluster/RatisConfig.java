@@ -6,12 +6,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.client.retry.RequestTypeDependentRetryPolicy;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto.TypeCase;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
-import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
@@ -103,18 +101,14 @@ final class RatisConfig {
      */
     static final String APPENDER_RETRY = "1ms,10, 100ms,20, 250ms,1000000";
 
-    /** Raft's transport between nodes and from a node's clients; see the class comment. */
-    static final SupportedRpcType TRANSPORT = SupportedRpcType.NETTY;
-
     private RatisConfig() {
     }
 
     static RaftProperties server(ClusterSpec spec) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(spec.raftDir().toFile()));
-        withTransport(p);
-        NettyConfigKeys.Server.setHost(p, spec.self().host());
-        NettyConfigKeys.Server.setPort(p, spec.self().port());
+        GrpcConfigKeys.Server.setHost(p, spec.self().host());
+        GrpcConfigKeys.Server.setPort(p, spec.self().port());
 
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(spec.electionTimeout()));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(spec.electionTimeout().multipliedBy(2)));
@@ -130,6 +124,7 @@ final class RatisConfig {
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(PURGE_GAP_MAX, spec.snapshotEvery()));
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
         RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(p, SNAPSHOT_CHUNK);
+        GrpcConfigKeys.Server.setInstallSnapshotRequestElementLimit(p, SNAPSHOT_REQUESTS_OUTSTANDING);
         RaftServerConfigKeys.Log.Appender.setRetryPolicy(p, APPENDER_RETRY);
 
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
@@ -149,14 +144,8 @@ final class RatisConfig {
      * retry of a request that did arrive is answered from the leader's retry cache, never applied twice.
      */
     static RaftProperties client(ClusterSpec spec) {
-        RaftProperties p = withTransport(new RaftProperties());
+        RaftProperties p = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(min(Duration.ofSeconds(1), spec.requestTimeout())));
-        return p;
-    }
-
-    /** {@code p} with Raft's transport set to {@link #TRANSPORT}: servers and every client must agree. */
-    static RaftProperties withTransport(RaftProperties p) {
-        RaftConfigKeys.Rpc.setType(p, TRANSPORT);
         return p;
     }
 

@@ -10,7 +10,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 
 /**
@@ -74,7 +73,7 @@ final class ReadBarrier {
         CompletableFuture<Long> leaderIndex;
         try {
             leaderIndex = node.submitLocally(shard, BARRIER, RaftClientRequest.readRequestType())
-                    .orElseGet(() -> askLeader(shard)).thenApply(reply -> {
+                    .orElseGet(() -> node.readClient(shard).async().sendReadOnlyUnordered(BARRIER)).thenApply(reply -> {
                 if (!reply.isSuccess()) {
                     throw new java.util.concurrent.CompletionException(reply.getException());
                 }
@@ -102,20 +101,6 @@ final class ReadBarrier {
                                 + "; local replica " + describe(shard)));
                     }
                 });
-    }
-
-    /**
-     * A read index from the shard's leader through this node's read client. Ratis's Netty client sends
-     * only ordered requests (its {@code sendReadOnlyUnordered} throws), so a request that ran out of
-     * retries closes the client's window, and the next try gets a new client, as proposals do.
-     */
-    private CompletableFuture<RaftClientReply> askLeader(int shard) {
-        RaftClient reader = node.readClient(shard);
-        return reader.async().sendReadOnly(BARRIER).whenComplete((reply, e) -> {
-            if (e != null && ShardProposer.closesWindow(ShardProposer.unwrap(e))) {
-                node.clientFailed(shard, reader);
-            }
-        });
     }
 
     /** Proposes an entry with no command (the engine sees nothing) so the shard's commit index moves. */
