@@ -47,7 +47,7 @@ class DsIT {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dir, Map.of("STRAND_DS_LONG_POLL_TIMEOUT", "3s"));
+        server = TestServer.start(dir, Map.of("STRAND_DS_LONG_POLL_TIMEOUT", "5s"));
     }
 
     @AfterAll
@@ -139,7 +139,8 @@ class DsIT {
     @Test
     void longPollShouldAnswerWithDataAppendedWhileItWaitsAnd204WhenNoneCame() throws Exception {
         String s = fresh("poll");
-        HttpResponse<byte[]> created = send("PUT", s, (String) null, "Content-Type", "text/plain");
+        // created with a first message, so its log exists (is listed) when the poll below parks on it
+        HttpResponse<byte[]> created = send("PUT", s, "a", "Content-Type", "text/plain");
         String tail = header(created, "Stream-Next-Offset");
         HttpResponse<byte[]> timedOut = send("GET", s + "?offset=" + tail + "&live=long-poll", (String) null);
         assertEquals(204, timedOut.statusCode());
@@ -152,16 +153,23 @@ class DsIT {
                 () -> send("GET", s + "?offset=" + tail + "&live=long-poll", (String) null));
         awaitParkedRead(poll);
         send("POST", s, "x", "Content-Type", "text/plain");
-        HttpResponse<byte[]> r = poll.get(10, TimeUnit.SECONDS);
+        HttpResponse<byte[]> r = poll.get(WOKEN_WITHIN_S, TimeUnit.SECONDS);
         assertEquals(200, r.statusCode(), "the append woke the waiting poll");
         assertEquals("x", text(r));
         assertTrue(header(r, "Stream-Cursor").matches("\\d+"));
     }
 
     /**
+     * A parked poll must answer this soon after the append it waits for: under the server's long-poll
+     * timeout (5 s), so a poll that only looked again when its wait ran out fails.
+     */
+    private static final int WOKEN_WITHIN_S = 4;
+
+    /**
      * Waits until a read is parked on a log of the workspace (a long-poll holds a watch of its stream's
-     * log while it waits), so that what the test appends next has to wake it. Started after the
-     * server's long-poll timeout (3 s here) would leave the poll answering 204: then it fails.
+     * log while it waits; the log must exist to be listed), so that what the test appends next has to
+     * wake it. Started after the
+     * server's long-poll timeout (5 s here) would leave the poll answering 204: then it fails.
      */
     private static void awaitParkedRead(CompletableFuture<HttpResponse<byte[]>> poll) {
         await("a long-poll waiting on a log of acme", Duration.ofSeconds(5), () -> {
@@ -324,7 +332,7 @@ class DsIT {
                 "/ds/acme/_log/" + log + "?offset=" + header(read, "Stream-Next-Offset") + "&live=long-poll", (String) null));
         awaitParkedRead(poll);
         server.http.post("/v1/ws/acme/logs/" + log + "/entries", "{\"data\":3}");
-        HttpResponse<byte[]> r = poll.get(10, TimeUnit.SECONDS);
+        HttpResponse<byte[]> r = poll.get(WOKEN_WITHIN_S, TimeUnit.SECONDS);
         assertEquals("[3]", text(r));
         assertEquals(405, send("POST", "/ds/acme/_log/" + log, "[1]", "Content-Type", "application/json").statusCode());
         assertEquals(405, send("DELETE", "/ds/acme/_log/" + log, (String) null).statusCode());
