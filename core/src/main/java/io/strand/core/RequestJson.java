@@ -94,8 +94,8 @@ public final class RequestJson {
     }
 
     /**
-     * The object at the parser's {@code {}, its {@code data} kept raw, and (at the {@code root}) the same
-     * for each object of its {@code entries} array; ends on the object's closing brace.
+     * The object whose opening brace the parser is on, its {@code data} kept raw, and (at the
+     * {@code root}) the same for each object of its {@code entries} array; ends on its closing brace.
      */
     private static ObjectNode object(JsonParser p, byte[] utf8, boolean root) throws IOException {
         ObjectNode node = NODES.objectNode();
@@ -123,7 +123,7 @@ public final class RequestJson {
         return node; // on END_OBJECT: the parser refuses anything else after a field's value
     }
 
-    /** The array at the parser's {@code [}, each object's {@code data} kept raw; ends on its {@code ]}. */
+    /** The array whose opening bracket the parser is on, each object's {@code data} kept raw; ends on its closing bracket. */
     private static ArrayNode entries(JsonParser p, byte[] utf8) throws IOException {
         ArrayNode entries = NODES.arrayNode();
         for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
