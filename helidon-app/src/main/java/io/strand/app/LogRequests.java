@@ -34,19 +34,19 @@ public final class LogRequests {
             if (!entries.isArray()) {
                 throw StrandException.badRequest("'entries' must be an array");
             }
-            try (Json.TreeWriter writer = Json.treeWriter()) { // a tree just parsed always serializes; one writer for the batch
+            try (Payloads payloads = new Payloads()) {
                 for (int i = 0; i < entries.size(); i++) {
                     JsonNode e = entries.get(i);
                     if (!e.isObject() || !e.has("data")) {
                         throw StrandException.badRequest("entries[" + i + "] must be an object with 'data'");
                     }
-                    data.add(payload(e.get("data"), writer));
+                    data.add(payloads.of(e.get("data")));
                     keys.add(key(e.get("key"), "entries[" + i + "].key"));
                 }
             }
         } else if (body.has("data")) {
-            try (Json.TreeWriter writer = Json.treeWriter()) {
-                data.add(payload(body.get("data"), writer));
+            try (Payloads payloads = new Payloads()) {
+                data.add(payloads.of(body.get("data")));
             }
             keys.add(key(body.get("key"), "key"));
         } else {
@@ -69,10 +69,31 @@ public final class LogRequests {
         return new AppendRequest(data, keys, expected, producerId, producerSeq);
     }
 
-    /** An entry's stored JSON: the client's bytes when {@link RequestJson} kept them, else the tree written out. */
-    private static byte[] payload(JsonNode data, Json.TreeWriter writer) {
-        byte[] raw = RequestJson.rawBytes(data);
-        return raw != null ? raw : writer.bytes(data); // a tree just parsed always serializes
+    /**
+     * Each entry's stored JSON: the client's bytes when {@link RequestJson} kept them (every native
+     * append), else the tree written out by one writer for the request, made only when a tree comes
+     * (a txn's parts). Owned by the calling thread, for one request.
+     */
+    private static final class Payloads implements AutoCloseable {
+        private Json.TreeWriter writer;
+
+        byte[] of(JsonNode data) {
+            byte[] raw = RequestJson.rawBytes(data);
+            if (raw != null) {
+                return raw;
+            }
+            if (writer == null) {
+                writer = Json.treeWriter();
+            }
+            return writer.bytes(data); // a tree just parsed always serializes
+        }
+
+        @Override
+        public void close() {
+            if (writer != null) {
+                writer.close();
+            }
+        }
     }
 
     private static String key(JsonNode key, String field) {
