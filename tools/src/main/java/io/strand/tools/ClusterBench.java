@@ -110,9 +110,17 @@ final class ClusterBench {
                 System.out.print("  running " + name + " on the cluster…\r");
                 System.out.flush();
                 DiskProbe.Result probe = DiskProbe.run(root);
+                RaftBatching.Count before = RaftBatching.read(urls(cluster), shard.shard());
                 BenchReport report = all.get(name).run(bench);
+                RaftBatching.Count after = RaftBatching.read(urls(cluster), shard.shard());
                 report.disk = probe;
                 report.extra.put("servers", settings.nodes());
+                if (before != null && after != null && after.entries() > before.entries()) {
+                    // over the scenario's warm-up and run alike (the same requests): the client writes per Raft entry
+                    RaftBatching.Count d = after.minus(before);
+                    report.extra.put("raftEntries", d.entries())
+                            .put("commandsPerRaftEntry", Math.round(d.perEntry() * 100) / 100.0);
+                }
                 System.out.println(report.line());
                 results.add(report.json());
             }
@@ -130,6 +138,10 @@ final class ClusterBench {
             cluster.terminate();
         }
         return doc;
+    }
+
+    private static List<String> urls(LocalCluster cluster) {
+        return cluster.up().stream().map(cluster::url).toList();
     }
 
     /** {@code rounds} kill -9 rounds; between two, the killed node is restarted and every shard given a leader again. */

@@ -49,6 +49,9 @@ class ClusterBenchIT {
         assertEquals("append batched", row.path("scenario").asText());
         assertEquals(50_000, row.path("n").asLong(), "500 batches of 100 entries, every one acknowledged");
         assertTrue(row.path("serverCpuUsPerOp").asDouble() > 0, "CPU per entry summed over the three nodes: " + row);
+        // 4 batches in flight: each Raft entry carries 1 to 4 of them (read from the nodes' own counters)
+        double perEntry = row.path("commandsPerRaftEntry").asDouble();
+        assertTrue(perEntry >= 1 && perEntry <= 4 && row.path("raftEntries").asLong() > 0, "client writes per Raft entry: " + row);
         JsonNode cmp = cluster.path("comparison").get(0);
         double ratio = cmp.path("throughputRatio").asDouble();
         assertEquals(cmp.path("clusterThroughputPerSec").asDouble() / cmp.path("singleThroughputPerSec").asDouble(), ratio, 0.01);
