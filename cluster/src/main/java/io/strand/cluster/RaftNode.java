@@ -124,7 +124,7 @@ public final class RaftNode implements AutoCloseable {
             public Optional<CompletableFuture<RaftClientReply>> submitLocally(int shard, Message proposal) {
                 return RaftNode.this.submitLocally(shard, proposal, RaftClientRequest.writeRequestType());
             }
-        }, timers, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT);
+        }, timers, spec.requestTimeout(), ShardProposer.DEFAULT_MAX_IN_FLIGHT, ShardProposer.HOLD);
     }
 
     /** Starts the Raft server and creates the shard groups this node should have and storage lacks. */

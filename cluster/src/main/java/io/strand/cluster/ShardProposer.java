@@ -32,7 +32,8 @@ import org.apache.ratis.protocol.exceptions.StateMachineException;
  * arrive while earlier entries of the shard are in flight are batched into ONE Raft entry (at most
  * {@link ShardEntry#MAX_COMMANDS} commands and {@link ShardEntry#MAX_BYTES} bytes), up to
  * {@code maxInFlight} entries per shard are in flight at once (pipelining), and each caller's future
- * completes with its own reply. Thread-safe: each shard's queue is guarded by its lane's monitor; Raft
+ * completes with its own reply. When a lane could send, it first waits up to {@link #HOLD} for as many
+ * commands as were outstanding while the last entry was in flight (their callers are sending again). Thread-safe: each shard's queue is guarded by its lane's monitor; Raft
  * sends and completions happen outside it.
  *
  * <p>Futures may complete on the node's timer thread or a Ratis thread: callers must not block in
@@ -52,14 +53,38 @@ public final class ShardProposer {
      * warmed up under the same load, 4 HTTP clients appending 100-entry batches to the shard's leader:
      * 4 in flight 141–168 batches/s at 9.7–11.3 ms of the nodes' CPU per batch; 1 in flight 242–282
      * batches/s at 5.9–7.3 ms (hand-driven, not a bench scenario; the bench's own figures are in the README).
+     * Again on 2026-12-06 with the bench, once the nodes' JIT had settled ({@code ./strand bench --cluster 3
+     * --failovers 0 --warmup 90 append-batched}, compiler threads 3–7 % of the nodes' CPU): 1 in flight
+     * 129,687–158,047 entries/s at 8.1–8.5 µs each (three runs), 2 in flight 98,513 and 138,454 at 13.1
+     * and 9.9 µs (each batch then rode an entry of its own).
      */
     public static final int DEFAULT_MAX_IN_FLIGHT = 1;
+    /**
+     * How long a shard's next entry may wait for as many commands as were outstanding (in flight and
+     * queued) while the entry before it was in flight ({@link Lane#takeBatches}). Why: with one entry in
+     * flight, when it commits its callers get their replies together and send again, but the first new
+     * command found the lane idle and went alone, and the rest waited behind it for a whole Raft round:
+     * under 4 clients with a batch in flight each, entries of 1 and 3 batches alternated (2.0 commands
+     * per entry, {@code strand bench --cluster}'s {@code commandsPerRaftEntry}), and a Raft entry's cost
+     * is paid per entry. Waiting for them (at most this long) filled entries to 3.9 batches. One writer
+     * (one command outstanding) never waits; a caller that stops sending costs the next entry one wait.
+     * {@code ./strand bench --cluster 3 --failovers 0 --warmup 40 append-serial append-concurrent
+     * append-batched}, one sitting (2026-12-06 12:39–12:50, fsync, probes p50 0.023–0.038 ms), without →
+     * with a 200 µs wait: batched 113,831 → 185,512 entries/s at 9.38 → 6.08 µs of server CPU each
+     * (ratio to the single node 0.28 → 0.43), 32 in flight 17,230 → 26,544 ops/s (15.97 → 31.87
+     * commands per entry; 60.9 → 37.3 µs), serial 1,640 → 1,797 ops/s (1 per entry either way). A
+     * 500 µs wait in the next run: batched 148,184 (3.98 per entry), 32 in flight 30,215, serial 1,828.
+     * Like MySQL's {@code binlog_group_commit_sync_delay} with its {@code no_delay_count}, but the
+     * count is learned from the load rather than set.
+     */
+    static final Duration HOLD = Duration.of(200, java.time.temporal.ChronoUnit.MICROS);
 
     private final Clients clients;
     /** The node's timer thread: deadlines and resends (not the common pool, which blocking work can starve). */
     private final ScheduledExecutorService timers;
     private final Duration timeout;
     private final int maxInFlight;
+    private final long holdNanos;
     private final Lane[] lanes;
 
     /** Where the proposer gets each shard's Raft client, and says when one broke. */
@@ -81,7 +106,8 @@ public final class ShardProposer {
         Optional<CompletableFuture<RaftClientReply>> submitLocally(int shard, Message proposal);
     }
 
-    ShardProposer(int shards, Clients clients, ScheduledExecutorService timers, Duration timeout, int maxInFlight) {
+    ShardProposer(int shards, Clients clients, ScheduledExecutorService timers, Duration timeout, int maxInFlight, Duration hold) {
+        this.holdNanos = hold.toNanos();
         this.clients = clients;
         this.timers = timers;
         this.timeout = timeout;
@@ -169,6 +195,14 @@ public final class ShardProposer {
         private final int shard;
         private final ArrayDeque<Pending> queue = new ArrayDeque<>();
         private int inFlight;
+        /** Commands in the entries in flight. */
+        private int inFlightCommands;
+        /** The most commands outstanding (in flight and queued) since the last entry went: how many the next waits for. */
+        private int peak;
+        /** The pending end of a hold, or null. */
+        private java.util.concurrent.ScheduledFuture<?> holdEnd;
+        /** A hold ran out: the next entry goes with what is queued. */
+        private boolean holdOver;
         /** Proposals sent on this lane and the commands in them (any thread: atomics). */
         private final AtomicLong entries = new AtomicLong();
         private final AtomicLong commands = new AtomicLong();
@@ -181,6 +215,7 @@ public final class ShardProposer {
             List<List<Pending>> batches;
             synchronized (this) {
                 queue.add(p);
+                peak = Math.max(peak, inFlightCommands + queue.size());
                 batches = takeBatches();
             }
             batches.forEach(this::send);
@@ -190,6 +225,15 @@ public final class ShardProposer {
         private List<List<Pending>> takeBatches() {
             List<List<Pending>> out = new ArrayList<>(1);
             while (inFlight < maxInFlight && !queue.isEmpty()) {
+                if (holdNanos > 0 && !holdOver && queue.size() < Math.min(peak, ShardEntry.MAX_COMMANDS) && queuedBytesFitAnEntry()
+                        && holding()) {
+                    break; // more are coming: the callers of the last entry are sending again
+                }
+                holdOver = false;
+                if (holdEnd != null) {
+                    holdEnd.cancel(false);
+                    holdEnd = null;
+                }
                 List<Pending> batch = new ArrayList<>();
                 long bytes = 0;
                 while (!queue.isEmpty() && batch.size() < ShardEntry.MAX_COMMANDS) {
@@ -205,10 +249,42 @@ public final class ShardProposer {
                 }
                 if (!batch.isEmpty()) {
                     inFlight++;
+                    inFlightCommands += batch.size();
+                    peak = inFlightCommands + queue.size();
                     out.add(batch);
                 }
             }
             return out;
+        }
+
+        /** Under the monitor: makes sure a hold's end is scheduled; false when the timer is gone (the node is closing). */
+        private boolean holding() {
+            if (holdEnd == null) {
+                try {
+                    holdEnd = timers.schedule(this::endHold, holdNanos, TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private boolean queuedBytesFitAnEntry() {
+            long bytes = 0;
+            for (Pending p : queue) {
+                bytes += p.command.length;
+            }
+            return bytes < ShardEntry.MAX_BYTES;
+        }
+
+        private void endHold() {
+            List<List<Pending>> batches;
+            synchronized (this) {
+                holdEnd = null;
+                holdOver = true;
+                batches = takeBatches();
+            }
+            batches.forEach(this::send);
         }
 
         private void send(List<Pending> batch) {
@@ -237,6 +313,9 @@ public final class ShardProposer {
                 if (rejectedBeforeAppend(failure) && batch.stream().anyMatch(p -> !p.reply.isDone())) {
                     // never in the log: the same commands may go again (in flight still counts them)
                     List<Pending> again = batch.stream().filter(p -> !p.reply.isDone()).toList();
+                    synchronized (this) {
+                        inFlightCommands -= batch.size() - again.size(); // the resend's completion takes off the rest
+                    }
                     timers.schedule(() -> send(again), 50, TimeUnit.MILLISECONDS);
                     return;
                 }
@@ -246,6 +325,7 @@ public final class ShardProposer {
                     List<List<Pending>> next;
                     synchronized (this) {
                         inFlight--;
+                        inFlightCommands -= batch.size();
                         next = takeBatches();
                     }
                     next.forEach(this::send);
