@@ -33,8 +33,9 @@ import org.apache.ratis.protocol.exceptions.StateMachineException;
  * {@link ShardEntry#MAX_COMMANDS} commands and {@link ShardEntry#MAX_BYTES} bytes), up to
  * {@code maxInFlight} entries per shard are in flight at once (pipelining), and each caller's future
  * completes with its own reply. When a lane could send, it first waits up to {@link #HOLD} for as many
- * commands as were outstanding while the last entry was in flight (their callers are sending again). Thread-safe: each shard's queue is guarded by its lane's monitor; Raft
- * sends and completions happen outside it.
+ * commands as were outstanding while the last entry was in flight (their callers are sending again).
+ * Thread-safe: each shard's queue is guarded by its lane's monitor; Raft sends and completions happen
+ * outside it.
  *
  * <p>Futures may complete on the node's timer thread or a Ratis thread: callers must not block in
  * their dependent actions. Every submit completes within the spec's request timeout: with a reply once its entry is
