@@ -73,8 +73,9 @@ public final class ShardProposer {
      * append-batched}, one sitting (2026-12-06 12:39–12:50, fsync, probes p50 0.023–0.038 ms), without →
      * with a 200 µs wait: batched 113,831 → 185,512 entries/s at 9.38 → 6.08 µs of server CPU each
      * (ratio to the single node 0.28 → 0.43), 32 in flight 17,230 → 26,544 ops/s (15.97 → 31.87
-     * commands per entry; 60.9 → 37.3 µs), serial 1,640 → 1,797 ops/s (1 per entry either way). A
-     * 500 µs wait in the next run: batched 148,184 (3.98 per entry), 32 in flight 30,215, serial 1,828.
+     * commands per entry; 60.9 → 37.3 µs), serial 1,640 → 1,797 ops/s (1 per entry either way). With
+     * this constant set to 500 µs, the same command in the next run: batched 148,184 (3.98 per entry),
+     * 32 in flight 30,215, serial 1,828.
      * Like MySQL's {@code binlog_group_commit_sync_delay} with its {@code no_delay_count}, but the
      * count is learned from the load rather than set.
      */
@@ -196,8 +197,9 @@ public final class ShardProposer {
         private final int shard;
         private final ArrayDeque<Pending> queue = new ArrayDeque<>();
         private int inFlight;
-        /** Commands in the entries in flight. */
+        /** Commands in the entries in flight, and the bytes of those queued. */
         private int inFlightCommands;
+        private long queuedBytes;
         /** The most commands outstanding (in flight and queued) since the last entry went: how many the next waits for. */
         private int peak;
         /** The pending end of a hold, or null. */
@@ -216,6 +218,7 @@ public final class ShardProposer {
             List<List<Pending>> batches;
             synchronized (this) {
                 queue.add(p);
+                queuedBytes += p.command.length;
                 peak = Math.max(peak, inFlightCommands + queue.size());
                 batches = takeBatches();
             }
@@ -226,7 +229,7 @@ public final class ShardProposer {
         private List<List<Pending>> takeBatches() {
             List<List<Pending>> out = new ArrayList<>(1);
             while (inFlight < maxInFlight && !queue.isEmpty()) {
-                if (holdNanos > 0 && !holdOver && queue.size() < Math.min(peak, ShardEntry.MAX_COMMANDS) && queuedBytesFitAnEntry()
+                if (holdNanos > 0 && !holdOver && queue.size() < Math.min(peak, ShardEntry.MAX_COMMANDS) && queuedBytes < ShardEntry.MAX_BYTES
                         && holding()) {
                     break; // more are coming: the callers of the last entry are sending again
                 }
@@ -243,6 +246,7 @@ public final class ShardProposer {
                         break;
                     }
                     queue.poll();
+                    queuedBytes -= next.command.length;
                     if (!next.reply.isDone()) { // timed out while queued: never proposed
                         batch.add(next);
                         bytes += next.command.length;
@@ -268,14 +272,6 @@ public final class ShardProposer {
                 }
             }
             return true;
-        }
-
-        private boolean queuedBytesFitAnEntry() {
-            long bytes = 0;
-            for (Pending p : queue) {
-                bytes += p.command.length;
-            }
-            return bytes < ShardEntry.MAX_BYTES;
         }
 
         private void endHold() {

@@ -1,10 +1,5 @@
 package io.strand.tools;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -24,7 +19,6 @@ import java.util.regex.Pattern;
  * proposer's wait ({@code ShardProposer.HOLD}) came out of this reading: 3.9 per entry since.
  */
 final class RaftBatching {
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final Pattern LINE = Pattern.compile(
             "^strand_cluster_proposed_(entries|commands)\\{shard=\"(\\d+)\",?\\} ([0-9.eE+]+)$", Pattern.MULTILINE);
 
@@ -49,18 +43,10 @@ final class RaftBatching {
         long commands = 0;
         for (String url : baseUrls) {
             try {
-                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url + "/observe/metrics"))
-                        .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() != 200) {
-                    return null;
-                }
-                Count c = parse(r.body(), shard);
+                Count c = parse(new StrandClient(url, null, Duration.ofSeconds(5)).text("/observe/metrics"), shard);
                 entries += c.entries();
                 commands += c.commands();
-            } catch (IOException e) {
-                return null;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            } catch (CliFailure e) {
                 return null;
             }
         }

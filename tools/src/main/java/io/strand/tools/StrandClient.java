@@ -87,6 +87,15 @@ final class StrandClient {
         return send("GET", path, null);
     }
 
+    /** {@code GET path} of a text resource (e.g. {@code /observe/metrics}); a status other than 2xx fails as {@link #get} does. */
+    String text(String path) {
+        Exchange x = exchange("GET", path, null, "text/plain");
+        if (x.status / 100 == 2) {
+            return new String(x.body, StandardCharsets.UTF_8);
+        }
+        throw failure(x, null);
+    }
+
     JsonNode delete(String path) {
         return send("DELETE", path, null);
     }
@@ -105,6 +114,24 @@ final class StrandClient {
      * context with every trusted certificate, about half the CPU of a short CLI command.
      */
     private JsonNode send(String method, String path, byte[] body) {
+        Exchange x = exchange(method, path, body, "application/json");
+        JsonNode parsed = null;
+        try {
+            parsed = x.body.length == 0 ? Json.MAPPER.createObjectNode() : Json.parse(x.body);
+        } catch (StrandException notJson) {
+            // reported below
+        }
+        if (x.status / 100 == 2 && parsed != null) {
+            return parsed;
+        }
+        throw failure(x, parsed);
+    }
+
+    /** A reply's status and body. */
+    private record Exchange(int status, byte[] body) {
+    }
+
+    private Exchange exchange(String method, String path, byte[] body, String accept) {
         int status;
         byte[] reply;
         try {
@@ -113,7 +140,7 @@ final class StrandClient {
             c.setConnectTimeout(CONNECT_TIMEOUT_MILLIS);
             c.setReadTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
             c.setRequestProperty("Content-Type", "application/json");
-            c.setRequestProperty("Accept", "application/json");
+            c.setRequestProperty("Accept", accept);
             if (token != null) {
                 c.setRequestProperty("Authorization", "Bearer " + token);
             }
@@ -131,22 +158,20 @@ final class StrandClient {
         } catch (IOException | IllegalArgumentException e) {
             throw new CliFailure("unreachable", 0, "cannot reach " + base + " (" + describe(e) + ")");
         }
-        JsonNode parsed = null;
-        try {
-            parsed = reply.length == 0 ? Json.MAPPER.createObjectNode() : Json.parse(reply);
-        } catch (StrandException notJson) {
-            // reported below
-        }
-        if (status / 100 == 2 && parsed != null) {
-            return parsed;
-        }
+        return new Exchange(status, reply);
+    }
+
+    /** The failure a reply that is not a success stands for: the server's error code when its body is one. */
+    private CliFailure failure(Exchange x, JsonNode parsed) {
+        int status = x.status;
+        byte[] reply = x.body;
         String hint = status == 401 && token == null && noTokenHint != null ? " (" + noTokenHint + ")" : "";
         if (parsed != null && parsed.path("error").has("code")) {
-            throw new CliFailure(parsed.path("error").path("code").asText(), status,
+            return new CliFailure(parsed.path("error").path("code").asText(), status,
                     parsed.path("error").path("message").asText() + hint);
         }
         String text = new String(reply, StandardCharsets.UTF_8).strip();
-        throw new CliFailure("http_" + status, status,
+        return new CliFailure("http_" + status, status,
                 (text.isEmpty() ? "HTTP " + status : text.length() > 200 ? text.substring(0, 200) + "…" : text) + hint);
     }
 
