@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.strand.core.StrandException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -151,19 +150,8 @@ final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachC
         return root.resolve(id);
     }
 
-    /** Ports handed out in this JVM: the kernel may offer a just-closed port again (seen: twice in one cluster list). */
-    private static final java.util.Set<Integer> GIVEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
     static int freePort() {
-        while (true) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                if (GIVEN.add(s.getLocalPort())) {
-                    return s.getLocalPort();
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        return io.strand.core.FreePorts.next();
     }
 
     RaftNode startNode(String id) throws IOException {

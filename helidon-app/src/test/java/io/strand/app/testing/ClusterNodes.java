@@ -2,7 +2,6 @@ package io.strand.app.testing;
 
 import io.strand.app.ServerProcess;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -276,9 +275,7 @@ public final class ClusterNodes implements AutoCloseable {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+    private static int freePort() {
+        return io.strand.core.FreePorts.next();
     }
 }
