@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.auth.Authenticator;
 import io.strand.core.Json;
 import java.net.ConnectException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -33,10 +32,7 @@ class RecoveryReadinessIT {
 
     @Test
     void readinessShouldBeDownUntilRecoveredThenUp() throws Exception {
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
+        int port = io.strand.core.FreePorts.next();
         ServerConfig config = ServerConfig.from(Map.of("STRAND_PORT", String.valueOf(port), "STRAND_DATA", dir.toString(),
                 "STRAND_DURABILITY", "os", "STRAND_DOC_CAPACITY", "20000"));
         CompletableFuture<StrandServer> opening = CompletableFuture.supplyAsync(() -> StrandServer.recovering(config, Authenticator.OPEN));

@@ -52,8 +52,18 @@ final class LocalCluster implements AutoCloseable {
         this.shards = shards;
         this.serverArgs = List.copyOf(serverArgs);
         this.jvmOptions = List.copyOf(jvmOptions);
-        for (int i = 1; i <= nodes; i++) {
-            raftPorts.put("n" + i, freePort());
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            // every port held open until all are chosen: the kernel may offer a just-closed port again
+            for (int i = 1; i <= nodes; i++) {
+                ServerSocket s = new ServerSocket(0);
+                held.add(s);
+                raftPorts.put("n" + i, s.getLocalPort());
+            }
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
         }
     }
 
@@ -266,12 +276,6 @@ final class LocalCluster implements AutoCloseable {
             if (p != null) {
                 p.close();
             }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 }
