@@ -3,6 +3,7 @@ package io.strand.cluster;
 import static io.strand.cluster.TestCluster.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.strand.core.FreePorts;
 import java.io.IOException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -22,7 +23,7 @@ class MembershipTest {
     void replaceShouldWaitForANewReplicaThatTakesSecondsToOpen() throws Exception {
         TestCluster.submitUntilAck(cluster.node("n1"), 0, TestCluster.command("before"), WAIT);
         cluster.kill("n3");
-        ClusterSpec.Member self = new ClusterSpec.Member("n4", "127.0.0.1", TestCluster.freePort());
+        ClusterSpec.Member self = new ClusterSpec.Member("n4", "127.0.0.1", FreePorts.next());
         ShardEngineFactory slow = (shard, liveDir) -> {
             try {
                 Thread.sleep(SLOW_OPEN_MILLIS); // stands for opening real stores on a loaded machine

@@ -3,6 +3,7 @@ package io.strand.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.strand.core.FreePorts;
 import io.strand.core.StrandException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -118,7 +119,7 @@ final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachC
     void start(int nodes, int shards, UnaryOperator<ClusterSpec> tune) throws IOException {
         StringBuilder list = new StringBuilder();
         for (int i = 1; i <= nodes; i++) {
-            list.append(i > 1 ? "," : "").append("n").append(i).append("=127.0.0.1:").append(freePort());
+            list.append(i > 1 ? "," : "").append("n").append(i).append("=127.0.0.1:").append(FreePorts.next());
         }
         base = tune.apply(ClusterSpec.of("n1", list.toString(), shards, root.resolve("n1")));
         for (ClusterSpec.Member m : base.members()) {
@@ -150,10 +151,6 @@ final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachC
         return root.resolve(id);
     }
 
-    static int freePort() {
-        return io.strand.core.FreePorts.next();
-    }
-
     RaftNode startNode(String id) throws IOException {
         awaitDead(id);
         Engines e = new Engines();
@@ -165,7 +162,7 @@ final class TestCluster implements AutoCloseable, BeforeEachCallback, AfterEachC
 
     /** Starts a node that is not in the member list, to be added by replace. */
     RaftNode startJoining(String id) throws IOException {
-        ClusterSpec.Member self = new ClusterSpec.Member(id, "127.0.0.1", freePort());
+        ClusterSpec.Member self = new ClusterSpec.Member(id, "127.0.0.1", FreePorts.next());
         specs.put(id, base.joiningAs(self, root.resolve(id)));
         return startNode(id);
     }

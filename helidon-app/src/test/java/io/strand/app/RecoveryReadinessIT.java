@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.auth.Authenticator;
+import io.strand.core.FreePorts;
 import io.strand.core.Json;
 import java.net.ConnectException;
 import java.net.URI;
@@ -32,7 +33,7 @@ class RecoveryReadinessIT {
 
     @Test
     void readinessShouldBeDownUntilRecoveredThenUp() throws Exception {
-        int port = io.strand.core.FreePorts.next();
+        int port = FreePorts.next();
         ServerConfig config = ServerConfig.from(Map.of("STRAND_PORT", String.valueOf(port), "STRAND_DATA", dir.toString(),
                 "STRAND_DURABILITY", "os", "STRAND_DOC_CAPACITY", "20000"));
         CompletableFuture<StrandServer> opening = CompletableFuture.supplyAsync(() -> StrandServer.recovering(config, Authenticator.OPEN));

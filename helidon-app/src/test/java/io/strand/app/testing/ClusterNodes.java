@@ -1,6 +1,7 @@
 package io.strand.app.testing;
 
 import io.strand.app.ServerProcess;
+import io.strand.core.FreePorts;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,7 +75,7 @@ public final class ClusterNodes implements AutoCloseable {
         this.net = net;
         this.auth = auth;
         for (int i = 1; i <= nodes; i++) {
-            raftPorts.put("n" + i, freePort());
+            raftPorts.put("n" + i, FreePorts.next());
         }
     }
 
@@ -90,7 +91,7 @@ public final class ClusterNodes implements AutoCloseable {
 
     /** Adds a node that is not in the original list (for {@code replace}); returns its {@code id=HOST:PORT}. */
     public String addSpare(String id) throws IOException {
-        raftPorts.put(id, freePort());
+        raftPorts.put(id, FreePorts.next());
         return member(id);
     }
 
@@ -273,9 +274,5 @@ public final class ClusterNodes implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    private static int freePort() {
-        return io.strand.core.FreePorts.next();
     }
 }
