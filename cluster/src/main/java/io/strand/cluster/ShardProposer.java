@@ -3,6 +3,7 @@ package io.strand.cluster;
 import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,7 +12,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,7 +82,7 @@ public final class ShardProposer {
      * Like MySQL's {@code binlog_group_commit_sync_delay} with its {@code no_delay_count}, but the
      * count is learned from the load rather than set.
      */
-    static final Duration HOLD = Duration.of(200, java.time.temporal.ChronoUnit.MICROS);
+    static final Duration HOLD = Duration.of(200, ChronoUnit.MICROS);
 
     private final Clients clients;
     /** The node's timer thread: deadlines and resends (not the common pool, which blocking work can starve). */
@@ -203,7 +206,7 @@ public final class ShardProposer {
         /** The most commands outstanding (in flight and queued) since the last entry went: how many the next waits for. */
         private int peak;
         /** The pending end of a hold, or null. */
-        private java.util.concurrent.ScheduledFuture<?> holdEnd;
+        private ScheduledFuture<?> holdEnd;
         /** A hold ran out: the next entry goes with what is queued. */
         private boolean holdOver;
         /** Proposals sent on this lane and the commands in them (any thread: atomics). */
@@ -267,7 +270,7 @@ public final class ShardProposer {
             if (holdEnd == null) {
                 try {
                     holdEnd = timers.schedule(this::endHold, holdNanos, TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) {
                     return false;
                 }
             }
