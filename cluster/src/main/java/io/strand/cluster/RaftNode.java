@@ -14,9 +14,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.metrics.MetricRegistries;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
@@ -30,6 +33,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
+import org.apache.ratis.util.TimeDuration;
 
 /**
  * This JVM's member of the cluster: one Ratis {@link RaftServer} on the node's Raft port hosting a
@@ -76,7 +80,23 @@ public final class RaftNode implements AutoCloseable {
     /** Stages each shard's next snapshot in the background (one at a time per node: it is disk-bound). */
     private final ExecutorService snapshotStager;
 
+    /**
+     * Diagnostics: with the system property {@code strand.cluster.ratisReport=S}, Ratis's own metrics (its
+     * log worker's write and sync timers, each follower's append round trip, the leader's client-request
+     * timer, per group) go to standard output every {@code S} seconds, through Ratis's console reporter.
+     * Once per JVM, before the first group registers its metrics. Off by default: it prints every group.
+     */
+    private static final AtomicBoolean RATIS_REPORT = new AtomicBoolean();
+
+    private static void startRatisReportIfAsked() {
+        Long seconds = Long.getLong("strand.cluster.ratisReport");
+        if (seconds != null && seconds > 0 && RATIS_REPORT.compareAndSet(false, true)) {
+            MetricRegistries.global().enableConsoleReporter(TimeDuration.valueOf(seconds, TimeUnit.SECONDS));
+        }
+    }
+
     private RaftNode(ClusterSpec spec, ShardEngineFactory factory) throws IOException {
+        startRatisReportIfAsked();
         this.spec = spec;
         this.factory = factory;
         this.groupIds = new RaftGroupId[spec.shards()];

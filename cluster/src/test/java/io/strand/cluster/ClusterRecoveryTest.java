@@ -115,6 +115,34 @@ class ClusterRecoveryTest {
         assertTrue(second < (long) every * defer, "taken on the state machine's request, not Ratis's trigger: " + second);
     }
 
+    /**
+     * Raft log segments are filled with zeros only {@link RatisConfig#PREALLOCATE} ahead of their writes, so
+     * an entry larger than that extends its segment as it is written; entries of 150 KB fill 1 MiB
+     * segments in a few writes each, and every replica reads them back after the whole cluster was killed
+     * (no snapshot: the log alone is replayed).
+     */
+    @Test
+    void entriesLargerThanThePreallocationStepShouldSurviveSegmentRollsAndAWholeClusterRestart() throws Exception {
+        int bytes = 150_000;
+        assertTrue(bytes > RatisConfig.PREALLOCATE.getSize(), "the entries outgrow the preallocation step");
+        cluster.start(3, SHARDS, s -> s.withSnapshotEvery(100_000, false).withSegmentSizeMax(1 << 20));
+        writeRounds(cluster.node("n1"), "large", 15, bytes); // 2.25 MB per shard: two segments closed, one open
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 15, 3, WAIT);
+        }
+        for (String id : cluster.runningIds()) {
+            cluster.kill(id);
+        }
+        for (String id : List.of("n2", "n3", "n1")) {
+            cluster.startNode(id);
+        }
+        writeRounds(cluster.node("n2"), "after", 2, bytes);
+        for (int k = 0; k < SHARDS; k++) {
+            cluster.awaitIdentical(k, 17, 3, WAIT);
+        }
+        assertEquals(0, cluster.engines("n1").openedFromSnapshot.get(), "no snapshot was taken: the log was replayed");
+    }
+
     @Test
     void restartShouldNotApplyTwiceWhenTheLiveDirIsAheadOfTheSnapshot() throws Exception {
         cluster.start(3, SHARDS, s -> s.withSnapshotEvery(10, false).withSnapshotDefer(1));
