@@ -75,7 +75,7 @@ final class ShardSnapshots implements StateMachineStorage {
     /** Held by whoever writes the staging directory: {@link #take}, {@link #prestage}, {@link #reload}. */
     private final ReentrantLock stageLock = new ReentrantLock();
     private volatile boolean cancelPrestage;
-    /** Bytes the last {@link #take} compared and copied (its open files); 0 before the first. */
+    /** Bytes the last {@link #take} compared and copied (its open files), or the snapshot {@link #refillLive} restored; 0 before either. */
     private volatile long lastCopyBytes;
     /** CRCs of the hard-linked files of the last take (guarded by {@code stageLock}). */
     private Map<FileKey, String> linkedCrcs = Map.of();
@@ -220,7 +220,7 @@ final class ShardSnapshots implements StateMachineStorage {
         }
     }
 
-    /** What the last snapshot cost: the bytes it compared and copied (0 before this replica took one). */
+    /** What the last snapshot cost: the bytes it compared and copied; after a start, the size of the snapshot it restored (0 without one). */
     long lastCopyBytes() {
         return lastCopyBytes;
     }
@@ -290,6 +290,7 @@ final class ShardSnapshots implements StateMachineStorage {
             return;
         }
         Path dir = dirOf(snapshot);
+        long restored = 0;
         for (String line : Files.readAllLines(dir.resolve(MANIFEST), StandardCharsets.UTF_8)) {
             if (line.startsWith("dir ")) {
                 Files.createDirectories(live.resolve(safe(line.substring(4))));
@@ -303,8 +304,10 @@ final class ShardSnapshots implements StateMachineStorage {
                             + " does not match its manifest (size " + f[1] + ", crc32c " + f[2] + "; read crc32c "
                             + crc + ") — the snapshot is corrupt");
                 }
+                restored += Long.parseLong(f[1]);
             }
         }
+        lastCopyBytes = restored; // what the next take compares at least: whether it takes its turn (SnapshotPolicy#takeDue)
     }
 
     /** The shard clock recorded with {@code snapshot}. */

@@ -14,7 +14,8 @@ package io.strand.cluster;
  * the Raft log written since then is at least as large as the last snapshot's copy (so snapshots at
  * most double the bytes written), or once {@code every × defer} entries have been applied whatever
  * the sizes (this bounds the log a restart replays, in entries), or once {@link #MAX_LOG_BYTES} of log
- * have been written (this bounds the Raft log on disk, in bytes). With {@code defer} 1 it is the plain
+ * have been written (this bounds the Raft log on disk, in bytes, give or take the replicas' turns:
+ * at most {@link #TURNS_END_LOG_BYTES}). With {@code defer} 1 it is the plain
  * entry count.
  *
  * <p>The staging copy (the bulk of a snapshot's work, on the node's stager thread) starts part way:
@@ -35,6 +36,8 @@ package io.strand.cluster;
 record SnapshotPolicy(long every, int defer, int rank, int replicas) {
     /** Log bytes after which a snapshot is due whatever the entry count or copy size. */
     static final long MAX_LOG_BYTES = 1L << 30;
+    /** Log bytes after which a due snapshot is taken at once, not in turn: all turns pass before it ({@link #window}). */
+    static final long TURNS_END_LOG_BYTES = MAX_LOG_BYTES + MAX_LOG_BYTES / 2;
     /**
      * The last copy's size from which the replicas of a group take turns ({@link #takeDue}): takes
      * after copies of 5–10 MiB took 44–195 ms here, after 175 MiB 1.0–1.4 s.
@@ -58,7 +61,7 @@ record SnapshotPolicy(long every, int defer, int rank, int replicas) {
     /**
      * @param entries   entries applied since the last snapshot
      * @param logBytes  their size in the Raft log
-     * @param copyBytes bytes the last snapshot compared and copied (0 before the first)
+     * @param copyBytes bytes the last snapshot compared and copied (after a start: the snapshot restored; 0 before either)
      */
     boolean due(long entries, long logBytes, long copyBytes) {
         if (logBytes >= MAX_LOG_BYTES) {
@@ -76,23 +79,40 @@ record SnapshotPolicy(long every, int defer, int rank, int replicas) {
      * took together: in {@code strand bench --cluster 3 append-batched} the three replicas of shard 6
      * took theirs at the same index, each in 1.0–2.4 s (copies of 175 and 744 MiB read, 145–425 MiB
      * written), and batched appends stalled for 2.8–3.0 s, since no replica was applying. So the index
-     * is cut into windows of {@code every / replicas} entries, and the windows take turns by rank: a
-     * due snapshot waits at most {@code 2 × every / replicas} entries for its replica's window. Taken
-     * at once, as before: a group of one, a last copy under {@link #STAGGER_FROM_COPY_BYTES} (cheap;
-     * and what the tests' small shards do), and a snapshot within one interval of a bound (the
-     * deferral's entry count or half of {@link #MAX_LOG_BYTES}), where Ratis's trigger or the log's
-     * size must not be outrun.
+     * is cut into {@link #window windows}, and the windows take turns by rank: a due snapshot waits at
+     * most {@code replicas} windows for its replica's turn.
+     *
+     * <p>Taken at once: a group of one, a cheap snapshot (both the last copy and the log since it under
+     * {@link #STAGGER_FROM_COPY_BYTES}), and one within an interval of the deferral's entry count or past
+     * {@link #TURNS_END_LOG_BYTES}, where Ratis's trigger or the log's size must not be outrun. The log
+     * since the last snapshot counts as a lower bound of the copy: a replica's first snapshot has no last
+     * copy, and it was the one taken together (2026-12-06 evening, {@code --warmup 120 append-batched}:
+     * index 10,000 on all three replicas, 4.0 s each with 913 MiB compared and 235–478 MiB written, and
+     * a batched append failed with {@code unavailable}, no commit within 4.5 s). Before, the log's byte
+     * cap also meant at once, and entries of 112 KB reach it before the interval's entry count.
      */
     boolean takeDue(long entries, long logBytes, long copyBytes, long index) {
         if (!due(entries, logBytes, copyBytes)) {
             return false;
         }
-        if (replicas == 1 || copyBytes < STAGGER_FROM_COPY_BYTES || logBytes >= MAX_LOG_BYTES / 2
+        if (replicas == 1 || Math.max(copyBytes, logBytes) < STAGGER_FROM_COPY_BYTES || logBytes >= TURNS_END_LOG_BYTES
                 || entries + every >= every * defer) {
             return true;
         }
-        long window = Math.max(1, every / replicas);
-        return Math.floorMod(index / window, replicas) == rank;
+        return Math.floorMod(index / window(entries, logBytes), replicas) == rank;
+    }
+
+    /**
+     * Entries per turn: {@code every / replicas}, or fewer when entries are large, so that all the
+     * replicas' turns pass within a quarter of {@link #MAX_LOG_BYTES} of log (the average entry size is
+     * the one since this replica's last snapshot). Rounded down to a power of two: replicas that measured
+     * slightly different averages still cut the index at the same points.
+     */
+    long window(long entries, long logBytes) {
+        long byEntries = Math.max(1, every / replicas);
+        long averageEntryBytes = Math.max(1, logBytes / Math.max(1, entries));
+        long byBytes = Math.max(1, MAX_LOG_BYTES / 4 / replicas / averageEntryBytes);
+        return Long.highestOneBit(Math.min(byEntries, byBytes));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.strand.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -90,30 +91,65 @@ class SnapshotPolicyTest {
     void theReplicasOfAGroupShouldTakeLargeSnapshotsInTurnsAndSmallOnesTogether() {
         long copy = 200L << 20;
         long firstDueIndex = 123_457; // the index at which every replica's rule holds (the same entries everywhere)
-        long[] takenAt = new long[3];
-        for (int rank = 0; rank < 3; rank++) {
-            SnapshotPolicy replica = new SnapshotPolicy(10_000, 10, rank, 3);
-            long index = firstDueIndex;
-            long entries = 20_000;
-            while (!replica.takeDue(entries, copy, copy, index)) {
-                index++;
-                entries++;
-            }
-            takenAt[rank] = index;
-            assertTrue(index - firstDueIndex <= 2 * 10_000 / 3, "waited at most two windows: " + (index - firstDueIndex));
-            assertFalse(replica.takeDue(9_999, copy, copy, index), "never before it is due");
+        long window = new SnapshotPolicy(10_000, 10, 0, 3).window(20_000, copy);
+        assertEquals(2_048, window, "every / replicas, rounded down to a power of two");
+        long[] takenAt = takenInTurns(firstDueIndex, 20_000, copy, copy, 0);
+        for (long at : takenAt) {
+            assertTrue(at - firstDueIndex <= 3 * window, "waited at most three windows: " + (at - firstDueIndex));
         }
-        long[] windows = java.util.Arrays.stream(takenAt).map(i -> i / (10_000 / 3)).distinct().toArray();
-        assertTrue(windows.length == 3, "each replica in a window of its own: " + java.util.Arrays.toString(takenAt));
 
         for (int rank = 0; rank < 3; rank++) {
             SnapshotPolicy replica = new SnapshotPolicy(10_000, 10, rank, 3);
-            assertTrue(replica.takeDue(10_000, SnapshotPolicy.STAGGER_FROM_COPY_BYTES, SnapshotPolicy.STAGGER_FROM_COPY_BYTES - 1, firstDueIndex),
-                    "a cheap snapshot is taken at once");
+            assertFalse(replica.takeDue(9_999, copy, copy, firstDueIndex + 2 * window), "never before it is due");
+            long cheap = SnapshotPolicy.STAGGER_FROM_COPY_BYTES - 1;
+            assertTrue(replica.takeDue(10_000, cheap, cheap, firstDueIndex), "a cheap snapshot is taken at once");
             assertTrue(replica.takeDue(90_000, copy, copy, firstDueIndex), "within an interval of the deferral bound: at once");
-            assertTrue(replica.takeDue(20_000, SnapshotPolicy.MAX_LOG_BYTES / 2, copy, firstDueIndex), "a large log: at once");
-            assertTrue(new SnapshotPolicy(10, 1, rank, 3).takeDue(10, 1, copy, firstDueIndex), "defer 1: the plain entry count");
+            assertTrue(replica.takeDue(20_000, SnapshotPolicy.TURNS_END_LOG_BYTES, copy, firstDueIndex), "past the turns' end: at once");
+            assertTrue(new SnapshotPolicy(10, 1, rank, 3).takeDue(10, 1, 1, firstDueIndex), "defer 1: the plain entry count");
         }
+    }
+
+    @Test
+    void aReplicasFirstLargeSnapshotShouldAlsoBeTakenInTurns() {
+        // no copy yet (0), but 1.1 GB of log: 10,000 entries of 112 KB, as append-batched's; all due together
+        long entryBytes = 112_000;
+        long[] takenAt = takenInTurns(10_000, 10_000, 10_000 * entryBytes, 0, entryBytes);
+        long window = new SnapshotPolicy(10_000, 10, 0, 3).window(10_000, 10_000 * entryBytes);
+        assertTrue(window < 10_000 / 3, "large entries: a shorter window, " + window);
+        for (long at : takenAt) {
+            assertTrue((at - 10_000) * entryBytes + 10_000 * entryBytes < SnapshotPolicy.TURNS_END_LOG_BYTES,
+                    "every turn came before the log reached the turns' end: " + java.util.Arrays.toString(takenAt));
+        }
+    }
+
+    /**
+     * Steps the three replicas of a group from {@code dueIndex} (all due there, with {@code entries} and
+     * {@code logBytes} since their last snapshot, growing by {@code entryBytes} an entry) until each takes
+     * its snapshot; asserts that each took in a window of its own and returns the indexes.
+     */
+    private static long[] takenInTurns(long dueIndex, long entries, long logBytes, long copy, long entryBytes) {
+        long[] takenAt = new long[3];
+        long[] window = new long[3];
+        for (int rank = 0; rank < 3; rank++) {
+            SnapshotPolicy replica = new SnapshotPolicy(10_000, 10, rank, 3);
+            long index = dueIndex;
+            long n = entries;
+            long bytes = logBytes;
+            while (!replica.takeDue(n, bytes, copy, index)) {
+                index++;
+                n++;
+                bytes += entryBytes;
+            }
+            takenAt[rank] = index;
+            window[rank] = replica.window(n, bytes);
+        }
+        long[] windows = new long[3];
+        for (int rank = 0; rank < 3; rank++) {
+            windows[rank] = takenAt[rank] / window[rank];
+        }
+        assertEquals(3, java.util.Arrays.stream(windows).distinct().count(),
+                "each replica in a window of its own: " + java.util.Arrays.toString(takenAt));
+        return takenAt;
     }
 
     @Test
