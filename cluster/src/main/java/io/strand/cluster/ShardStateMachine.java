@@ -81,11 +81,14 @@ final class ShardStateMachine extends BaseStateMachine {
      */
     private SnapshotPolicy policy;
     private final Executor stager;
-    /** Apply thread only: entries applied since the last snapshot, their Raft log bytes, whether staged and ranked. */
+    /** Apply thread only: entries applied since the last snapshot, their Raft log bytes, whether staged (part way, and again once due) and ranked. */
     private long entriesSince;
     private long logBytesSince;
     private boolean staged;
+    private boolean restaged;
     private boolean ranked;
+    /** The staging started once the snapshot was due has ended (set by the stager thread, reset by the apply thread). */
+    private final AtomicBoolean restageDone = new AtomicBoolean();
     /** A snapshot request is with Ratis: set on the apply thread, cleared by the snapshot and when the request completes. */
     private final AtomicBoolean snapshotRequested = new AtomicBoolean();
 
@@ -101,6 +104,7 @@ final class ShardStateMachine extends BaseStateMachine {
         entriesSince = 0;
         logBytesSince = 0;
         staged = false;
+        restaged = false;
         ranked = false;
         snapshotRequested.set(false);
     }
@@ -115,9 +119,19 @@ final class ShardStateMachine extends BaseStateMachine {
         long copy = snapshots.lastCopyBytes();
         if (!staged && policy.stageDue(entriesSince, logBytesSince, copy)) {
             staged = true;
-            stageNext();
+            stageNext(() -> { });
         }
-        if (policy.takeDue(entriesSince, logBytesSince, copy, entry.getIndex()) && snapshotRequested.compareAndSet(false, true)) {
+        boolean inTurns = policy.inTurns(entriesSince, logBytesSince, copy);
+        if (inTurns && !restaged && policy.due(entriesSince, logBytesSince, copy)) {
+            // Due, and taken in turns: stage again first, so the take writes only what changed since
+            // now, not since the part-way staging. The take waits for this staging (restageDone) and for
+            // this replica's turn (SnapshotPolicy#window), whichever comes later.
+            restaged = true;
+            restageDone.set(false);
+            stageNext(() -> restageDone.set(true));
+        }
+        if (policy.takeDue(entriesSince, logBytesSince, copy, entry.getIndex()) && (!inTurns || restageDone.get())
+                && snapshotRequested.compareAndSet(false, true)) {
             requestSnapshot();
         }
     }
@@ -171,12 +185,19 @@ final class ShardStateMachine extends BaseStateMachine {
      * files are staged on the node's stager thread first, and the snapshot then writes only what
      * changed since ({@link ShardSnapshots#prestage}).
      */
-    private void stageNext() {
+    private void stageNext(Runnable then) {
         ShardEngine current = engine;
         try {
-            stager.execute(() -> snapshots.prestage(current::prestageTo));
+            stager.execute(() -> {
+                try {
+                    snapshots.prestage(current::prestageTo);
+                } finally {
+                    then.run();
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException e) { // the node is closing
             LOG.log(System.Logger.Level.DEBUG, "shard " + shard + ": no snapshot staging while closing");
+            then.run();
         }
     }
 

@@ -95,11 +95,13 @@ record SnapshotPolicy(long every, int defer, int rank, int replicas) {
         if (!due(entries, logBytes, copyBytes)) {
             return false;
         }
-        if (replicas == 1 || Math.max(copyBytes, logBytes) < STAGGER_FROM_COPY_BYTES || logBytes >= TURNS_END_LOG_BYTES
-                || entries + every >= every * defer) {
-            return true;
-        }
-        return Math.floorMod(index / window(entries, logBytes), replicas) == rank;
+        return !inTurns(entries, logBytes, copyBytes) || Math.floorMod(index / window(entries, logBytes), replicas) == rank;
+    }
+
+    /** Whether a due snapshot waits for this replica's turn ({@link #takeDue}), rather than being taken at once. */
+    boolean inTurns(long entries, long logBytes, long copyBytes) {
+        return replicas > 1 && Math.max(copyBytes, logBytes) >= STAGGER_FROM_COPY_BYTES && logBytes < TURNS_END_LOG_BYTES
+                && entries + every < every * defer;
     }
 
     /**

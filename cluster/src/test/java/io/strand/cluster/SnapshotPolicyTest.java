@@ -106,7 +106,11 @@ class SnapshotPolicyTest {
             assertTrue(replica.takeDue(90_000, copy, copy, firstDueIndex), "within an interval of the deferral bound: at once");
             assertTrue(replica.takeDue(20_000, SnapshotPolicy.TURNS_END_LOG_BYTES, copy, firstDueIndex), "past the turns' end: at once");
             assertTrue(new SnapshotPolicy(10, 1, rank, 3).takeDue(10, 1, 1, firstDueIndex), "defer 1: the plain entry count");
+            assertTrue(replica.inTurns(20_000, copy, copy), "large: in turns (the replica stages again before its take)");
+            assertFalse(replica.inTurns(10_000, cheap, cheap), "cheap: at once, no second staging to wait for");
+            assertFalse(replica.inTurns(20_000, SnapshotPolicy.TURNS_END_LOG_BYTES, copy), "past the turns' end: at once");
         }
+        assertFalse(new SnapshotPolicy(10_000, 10).inTurns(20_000, copy, copy), "a group of one takes no turns");
     }
 
     @Test
