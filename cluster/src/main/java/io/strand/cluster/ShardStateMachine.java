@@ -109,7 +109,10 @@ final class ShardStateMachine extends BaseStateMachine {
         snapshotRequested.set(false);
     }
 
-    /** Apply thread: counts the entry, starts staging part way to the next snapshot, asks Ratis for it in this replica's turn. */
+    /**
+     * Apply thread: counts the entry, starts staging part way to the next snapshot, stages again once a
+     * snapshot taken in turns is due, and asks Ratis for it in this replica's turn after that staging.
+     */
     private void countForSnapshot(LogEntryProto entry) {
         if (!ranked) {
             rankAmongCurrentMembers();

@@ -39,8 +39,8 @@ record SnapshotPolicy(long every, int defer, int rank, int replicas) {
     /** Log bytes after which a due snapshot is taken at once, not in turn: all turns pass before it ({@link #window}). */
     static final long TURNS_END_LOG_BYTES = MAX_LOG_BYTES + MAX_LOG_BYTES / 2;
     /**
-     * The last copy's size from which the replicas of a group take turns ({@link #takeDue}): takes
-     * after copies of 5–10 MiB took 44–195 ms here, after 175 MiB 1.0–1.4 s.
+     * The size (the last copy's or the log's since, the larger) from which the replicas of a group take
+     * turns ({@link #inTurns}): takes after copies of 5–10 MiB took 44–195 ms here, after 175 MiB 1.0–1.4 s.
      */
     static final long STAGGER_FROM_COPY_BYTES = 8L << 20;
 
