@@ -174,17 +174,24 @@ public final class ClusterNodes implements AutoCloseable {
         return r;
     }
 
-    /** A workspace named {@code prefix}N whose shard node {@code id} leads now (leaders sit on their preferred replicas). */
+    /**
+     * A workspace named {@code prefix}N whose shard node {@code id} leads now and is the preferred leader
+     * of ({@code replicas[0]}), so that it keeps leading. A shard led by another node's stand-in moves
+     * to its preferred leader once that one has caught up (Ratis's priorities): in CI on a slow machine
+     * (2026-12-06) n3 came up 8 s after n1, n1 handed it a shard 0.5 s after this method had picked that
+     * shard's workspace, and ClusterColdDeleteIT's fail point on n1 never fired.
+     */
     public String workspaceLedBy(String id, String prefix) {
         for (int i = 0; i < 200; i++) {
             String ws = prefix + i;
             String asking = up().getFirst();
             Http.Reply r = untilNot503(() -> http(asking).get("/v1/cluster/shard?ws=" + ws));
-            if (r.status() == 200 && id.equals(r.json().path("leader").asText())) {
+            if (r.status() == 200 && id.equals(r.json().path("leader").asText())
+                    && id.equals(r.json().path("replicas").path(0).asText())) {
                 return ws;
             }
         }
-        throw new AssertionError(id + " leads no shard");
+        throw new AssertionError(id + " leads no shard it is the preferred leader of");
     }
 
     /** Node {@code id}'s {@code root.token} (a cluster with auth), once it has loaded the cluster's signing key and written it. */
