@@ -23,6 +23,7 @@ REL="$(find "$WORK" -mindepth 1 -maxdepth 1 -type d)"
 [ "$(ls "$REL" | tr '\n' ' ')" = "bin lib " ] || fail "expected only bin/ and lib/, got: $(ls "$REL")"
 [ -x "$REL/bin/strand" ] || fail "bin/strand is not executable"
 grep -q -- '--add-opens=java.base/java.lang=ALL-UNNAMED' "$REL/bin/strand" || fail "bin/strand lacks the strand.jvmFlags"
+grep -q -- "^JIT='-XX:" "$REL/bin/strand" || fail "bin/strand lacks the strand.clusterJitFlags"
 echo "release test: unpacked $(basename "$TARBALL"): bin/strand and $(ls "$REL/lib" | wc -l) jars"
 
 # A Java older than 25 is refused with a message that says what is needed.

@@ -254,27 +254,41 @@ final class BenchCommand implements Callable<Integer> {
      * profile the server rather than the client ({@code STRAND_JAVA_OPTS} reaches only the CLI JVM).
      */
     static List<String> serverJvmOptions() {
-        return jvmOptions("-Xms2g", "-Xmx2g");
+        return jvmOptions(List.of("-Xms2g", "-Xmx2g"));
     }
 
     /**
-     * Each cluster node's JVM options: a fixed 1 GiB heap (three of them share the machine), then
+     * Each cluster node's JVM options: a fixed 1 GiB heap (three of them share the machine), the
+     * {@link #clusterJitFlags() JIT flags} {@code ./strand serve} gives a cluster node, then
      * {@code STRAND_BENCH_SERVER_OPTS}. Fixed, because with only a maximum G1 kept each node's heap at
      * 125–260 MiB under load, and with its live 65–90 MiB (the Raft log's entry cache among it) that
      * started a concurrent mark every few seconds: in one {@code --warmup 90 append-batched} run the
      * three nodes spent 27.7 s marking against 0.7 s with the fixed heap (GC logs, 2026-12-05).
      */
     static List<String> clusterJvmOptions() {
-        return jvmOptions("-Xms1g", "-Xmx1g");
+        List<String> own = new ArrayList<>(List.of("-Xms1g", "-Xmx1g"));
+        own.addAll(clusterJitFlags());
+        return jvmOptions(own);
     }
 
-    private static List<String> jvmOptions(String... heap) {
-        List<String> options = new ArrayList<>(List.of(heap));
-        String extra = System.getenv("STRAND_BENCH_SERVER_OPTS");
-        if (extra != null && !extra.isBlank()) {
-            options.addAll(List.of(extra.trim().split("\\s+")));
-        }
+    /**
+     * A cluster node's JIT flags ({@code strand.clusterJitFlags} in the root pom, which the launcher
+     * passes as that system property and gives {@code ./strand serve --cluster} too), so the nodes of
+     * the cluster pass compile as served nodes do. None when the property is absent (a bench run
+     * outside the launcher).
+     */
+    static List<String> clusterJitFlags() {
+        return words(System.getProperty("strand.clusterJitFlags"));
+    }
+
+    private static List<String> jvmOptions(List<String> own) {
+        List<String> options = new ArrayList<>(own);
+        options.addAll(words(System.getenv("STRAND_BENCH_SERVER_OPTS")));
         return options;
+    }
+
+    private static List<String> words(String s) {
+        return s == null || s.isBlank() ? List.of() : List.of(s.trim().split("\\s+"));
     }
 
     /** The cold-tier scenarios, with their own server started on first use. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -56,6 +57,40 @@ class LauncherIT {
         assertFalse(without.contains("Opened AOT cache"), without);
     }
 
+    /**
+     * {@code ./strand serve} gives a cluster node (a {@code --cluster} member list) the root pom's
+     * cluster JIT flags ({@code strand.clusterJitFlags}) and a single node none of them: the JVM's own
+     * list of its command-line flags says which it got. The cluster node here stops at once (its
+     * member list does not name it); the JVM printed its flags before that.
+     */
+    @Test
+    void serveShouldGiveTheClusterJitFlagsToAClusterNodeOnly() throws Exception {
+        String pom = Files.readString(Path.of("..", "pom.xml"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<strand.clusterJitFlags>(.*)</strand.clusterJitFlags>").matcher(pom);
+        assertTrue(m.find(), "the root pom has strand.clusterJitFlags");
+        List<String> names = java.util.Arrays.stream(m.group(1).trim().split("\\s+"))
+                .map(f -> f.contains("=") ? f.substring(0, f.indexOf('=') + 1) : f).toList(); // the JVM prints 0.2 as 0.200000
+        assertFalse(names.isEmpty());
+
+        String single = serveUntilListening(out.resolve("server.aot"), "cas-serial", "0");
+        for (String name : names) {
+            assertFalse(single.contains(name), name + " is not a single node's: " + single);
+        }
+
+        Path launcher = Path.of("..", "strand").toAbsolutePath().normalize();
+        ProcessBuilder pb = new ProcessBuilder("bash", launcher.toString(), "serve", "--port", "0", "--data",
+                out.resolve("node").toString(), "--node-id", "n9", "--cluster", "n1=127.0.0.1:1").redirectErrorStream(true);
+        pb.environment().put("STRAND_AOT", "0");
+        pb.environment().put("STRAND_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+        Process p = pb.start();
+        String node = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), node);
+        assertTrue(p.exitValue() != 0, "a member list without this node is refused: " + node);
+        for (String name : names) {
+            assertTrue(node.contains(name), name + " among a cluster node's flags: " + node);
+        }
+    }
+
     /** A training that fails says so, serves without a cache, and is not tried again until the next build. */
     @Test
     void serveShouldNotRetryAFailedTrainingUntilTheNextBuild() throws Exception {
@@ -78,7 +113,8 @@ class LauncherIT {
         pb.environment().put("STRAND_AOT", aot);
         pb.environment().put("STRAND_AOT_FILE", cache.toString());
         pb.environment().put("STRAND_AOT_TRAIN", training);
-        pb.environment().put("STRAND_JAVA_OPTS", "-Xlog:aot=info"); // after the launcher's -Xlog:aot=off, so it wins
+        // after the launcher's -Xlog:aot=off, so it wins; and the JVM prints the flags it was given
+        pb.environment().put("STRAND_JAVA_OPTS", "-Xlog:aot=info -XX:+PrintCommandLineFlags");
         Process p = pb.start();
         StringBuilder output = new StringBuilder();
         try (java.io.BufferedReader r = p.inputReader(StandardCharsets.UTF_8)) {
