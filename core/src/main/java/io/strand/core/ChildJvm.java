@@ -157,7 +157,7 @@ public final class ChildJvm implements AutoCloseable {
             List<String> cmd = new ArrayList<>(launcher);
             cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             cmd.add("-Xmx" + heap);
-            cmd.addAll(Arrays.stream(jvmFlags().split("\\s+")).filter(f -> !f.isBlank()).toList());
+            cmd.addAll(words(jvmFlags()));
             if (fastStart) {
                 cmd.add("-XX:TieredStopAtLevel=1");
                 cmd.add("-XX:+UseSerialGC");
@@ -181,6 +181,11 @@ public final class ChildJvm implements AutoCloseable {
             }
             return new ChildJvm(pb.start());
         }
+    }
+
+    /** JVM options written as one string (a property or an environment variable), one per word; none for null or blank. */
+    public static List<String> words(String options) {
+        return options == null ? List.of() : Arrays.stream(options.trim().split("\\s+")).filter(f -> !f.isBlank()).toList();
     }
 
     /** The Chronicle flags: from the build (tests) or the launcher (the CLI sets strand.jvmFlags too), else this JVM's own. */

@@ -3,6 +3,7 @@ package io.strand.tools;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.strand.app.ServerProcess;
+import io.strand.core.ChildJvm;
 import io.strand.core.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -278,17 +279,13 @@ final class BenchCommand implements Callable<Integer> {
      * outside the launcher).
      */
     static List<String> clusterJitFlags() {
-        return words(System.getProperty("strand.clusterJitFlags"));
+        return ChildJvm.words(System.getProperty("strand.clusterJitFlags"));
     }
 
     private static List<String> jvmOptions(List<String> own) {
         List<String> options = new ArrayList<>(own);
-        options.addAll(words(System.getenv("STRAND_BENCH_SERVER_OPTS")));
+        options.addAll(ChildJvm.words(System.getenv("STRAND_BENCH_SERVER_OPTS")));
         return options;
-    }
-
-    private static List<String> words(String s) {
-        return s == null || s.isBlank() ? List.of() : List.of(s.trim().split("\\s+"));
     }
 
     /** The cold-tier scenarios, with their own server started on first use. */
