@@ -117,6 +117,19 @@ public final class StrandMetrics {
                 .description(description));
     }
 
+    /**
+     * This process's CPU time (user + system of every thread) in microseconds, from the JDK's
+     * {@code OperatingSystemMXBean} (on Linux {@code CLOCK_PROCESS_CPUTIME_ID}, nanosecond resolution,
+     * where {@code /proc/<pid>/stat} counts 10 ms ticks); -1 where the JDK cannot tell.
+     */
+    public static long processCpuMicros() {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            long nanos = os.getProcessCpuTime();
+            return nanos < 0 ? -1 : nanos / 1_000;
+        }
+        return -1;
+    }
+
     private static Number read(Map<String, Supplier<Number>> current, String name) {
         Supplier<Number> value = current.get(name);
         return value == null ? 0 : value.get();

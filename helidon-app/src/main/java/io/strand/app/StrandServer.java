@@ -168,6 +168,8 @@ public final class StrandServer implements AutoCloseable {
         coldMetrics();
         retentionMetrics();
         this.authenticator = authFor.apply(placement);
+        metrics.counter("strand.process.cpu.micros", "CPU time (user + system, every thread) this server process has used, in"
+                + " microseconds: a remote `strand bench --server/--cluster-nodes` reads its CPU per operation from it", StrandMetrics::processCpuMicros);
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         this.audit = new AuditLog(placement);
         long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();

@@ -94,6 +94,25 @@ class MetricsFormatIT {
         assertTrue(text.matches("(?s).*\\nstrand_http_connections_accepted_total(\\{[^}]*})? [1-9].*"), "connections were accepted");
     }
 
+    /** The process's own CPU time, a running total a remote bench reads CPU per operation from. */
+    @Test
+    void processCpuShouldBeACounterOfMicrosecondsThatAdvances() throws Exception {
+        assertEquals("counter", type("strand_process_cpu_micros_total"));
+        long first = processCpuMicros(text);
+        for (int i = 0; i < 20; i++) { // the server's work between the scrapes (it runs in this JVM, so any work counts)
+            assertEquals(200, server.http.post("/v1/ws/acme/logs/cpu/entries", "{\"data\":" + i + "}").status());
+        }
+        long second = processCpuMicros(server.http.get("/observe/metrics").body());
+        assertTrue(first > 0 && second > first, "process CPU micros " + first + " then " + second);
+    }
+
+    private static long processCpuMicros(String prometheus) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^strand_process_cpu_micros_total(\\{[^}]*})? ([0-9.eE+]+)$")
+                .matcher(prometheus);
+        assertTrue(m.find(), "no strand_process_cpu_micros_total sample");
+        return (long) Double.parseDouble(m.group(2));
+    }
+
     @Test
     void seriesShouldCarryNoScopeLabel() {
         for (String line : text.split("\n")) {

@@ -2,7 +2,6 @@ package io.strand.tools;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.strand.app.ServerProcess;
 import io.strand.core.ChildJvm;
 import io.strand.core.Json;
 import java.nio.file.Files;
@@ -57,8 +56,25 @@ final class BenchCommand implements Callable<Integer> {
                     + "unit summed over the NODES server JVMs and the ratio cluster/single node. Scenarios by default: "
                     + "append-serial append-concurrent append-batched replay-100k incr-contended live-tail (any but cold-*, roll, compact).")
     Integer clusterNodes;
-    @Option(names = "--shards", defaultValue = "8", description = "With --cluster: the cluster's shard count (default 8).")
-    int shards;
+    @Option(names = "--shards", description = "With --cluster: the cluster's shard count (default 8).")
+    Integer shards;
+    @Option(names = "--server", paramLabel = "URL",
+            description = "Run the single-node pass against this running server (http://HOST:PORT, e.g. on another machine) instead of "
+                    + "a child process: a new workspace bench-<UTC time> per run, the server's CPU read from its /observe/metrics. "
+                    + "Not for ds-*, cold-*, roll or compact.")
+    String serverUrl;
+    @Option(names = "--cluster-nodes", split = ",", paramLabel = "URL",
+            description = "Run the cluster pass against these running cluster nodes (every node's http://HOST:PORT, comma-separated; "
+                    + "e.g. one per machine) instead of starting --cluster N here: a new workspace bench-<UTC time> per run, each "
+                    + "node's CPU read from its /observe/metrics, no failover rounds (the bench kills only nodes it started).")
+    List<String> clusterNodeUrls;
+    @Option(names = "--token", defaultValue = "${env:STRAND_TOKEN}",
+            description = "With --server or --cluster-nodes: a bearer token (env STRAND_TOKEN) that may write and read workspaces and "
+                    + "read GET /v1/cluster (an admin's or root); none for servers started with --auth false.")
+    String token;
+    @Option(names = "--server-token", paramLabel = "TOKEN",
+            description = "With --server: its token when it is not --token's (a server outside the cluster has a root token of its own).")
+    String serverToken;
     @Option(names = "--cluster-client", defaultValue = "leader", paramLabel = "leader|follower",
             description = "With --cluster: the one node every client socket connects to: the leader of the bench workspace's shard "
                     + "(default), or a follower, whose writes go through Raft to the leader.")
@@ -103,6 +119,10 @@ final class BenchCommand implements Callable<Integer> {
                 throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                         "unknown scenario '" + s + "'; choose from " + all.keySet());
             }
+            if ((serverUrl != null || clusterNodeUrls != null) && !remoteSupported(s)) {
+                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "scenario '" + s
+                        + "' does not run against --server or --cluster-nodes (the Durable Streams and cold-tier scenarios use a server of their own)");
+            }
             if (clusterSettings != null && !ClusterBench.supported(s)) {
                 throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                         "scenario '" + s + "' does not run on a cluster (its cold tier is the nodes' shared store, which the bench does not set up)");
@@ -128,18 +148,21 @@ final class BenchCommand implements Callable<Integer> {
             throw e;
         }
         System.out.println(disk.line());
+        if (serverUrl != null || clusterNodeUrls != null) {
+            System.out.println("disk probe: of this machine's disk (the bench's temp directory); servers started elsewhere may have other disks");
+        }
         ObjectNode clusterDoc = null;
-        try (ServerProcess server = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), serverJvmOptions())) {
-            String ws = server.url.replace("http://", "ws://") + "/v1/ws/bench/socket";
-            LogBenchmarks bench = new LogBenchmarks(ws, null, durability, server.process.pid(), quick, warmup);
+        try (BenchServer server = serverUrl != null ? BenchServer.running(serverUrl, serverToken != null && !serverToken.isBlank() ? serverToken.strip() : token(), durability)
+                : BenchServer.child(data, durability, serverJvmOptions())) {
+            LogBenchmarks bench = new LogBenchmarks(server.wsUrl(), server.token(), durability, server.pid(), server.cpu(), quick, warmup);
             double singleIdleCores = Double.NaN;
             if (clusterSettings != null) {
-                singleIdleCores = CpuMeter.forServer(server.process.pid()).idle(ClusterBench.idleWindow(quick)).serverCores();
+                singleIdleCores = server.cpu().idle(ClusterBench.idleWindow(quick)).serverCores();
                 System.out.printf(java.util.Locale.ROOT, "single-node pass: one server (durability %s; idle, it keeps %.2f cores busy),"
                         + " then the cluster pass%n", durability, singleIdleCores);
             }
-            System.out.println("cpu: the server's (child JVM, pid " + server.process.pid() + ") and this client JVM's over each"
-                    + " timed window, per counted unit (op, entry, attempt, commit); " + CpuMeter.source());
+            System.out.println("cpu: " + server.cpuSource() + " over each timed window, per counted unit (op, entry, attempt, commit); "
+                    + CpuMeter.source());
             for (String name : chosen) {
                 System.out.print("  running " + name + "…\r");
                 System.out.flush();
@@ -149,7 +172,7 @@ final class BenchCommand implements Callable<Integer> {
                 System.out.println(report.line());
                 results.add(report.json());
             }
-            server.terminate(); // a clean stop, so a flight recording asked for in STRAND_BENCH_SERVER_OPTS is written
+            server.terminate(); // a child's clean stop, so a flight recording asked for in STRAND_BENCH_SERVER_OPTS is written
             if (clusterSettings != null) {
                 clusterDoc = ClusterBench.run(clusterSettings, chosen, all, durability, quick, warmup, clusterData, results,
                         clusterJvmOptions());
@@ -203,8 +226,17 @@ final class BenchCommand implements Callable<Integer> {
         if (warmupSeconds != null) {
             c.append(" --warmup ").append(warmupSeconds);
         }
+        if (serverUrl != null) {
+            c.append(" --server ").append(serverUrl);
+        }
+        if (clusterNodeUrls != null) {
+            c.append(" --cluster-nodes ").append(String.join(",", clusterNodeUrls));
+            if (clusterClient != ClusterBench.Client.leader) {
+                c.append(" --cluster-client ").append(clusterClient);
+            }
+        }
         if (clusterNodes != null) {
-            c.append(" --cluster ").append(clusterNodes).append(" --shards ").append(shards);
+            c.append(" --cluster ").append(clusterNodes).append(" --shards ").append(shards());
             if (clusterClient != ClusterBench.Client.leader) {
                 c.append(" --cluster-client ").append(clusterClient);
             }
@@ -218,16 +250,38 @@ final class BenchCommand implements Callable<Integer> {
         return c.toString();
     }
 
-    /** The cluster pass's settings from the options; null without {@code --cluster}. */
+    /** The cluster pass's settings from the options; null without {@code --cluster} or {@code --cluster-nodes}. */
     private ClusterBench.Settings clusterSettings() {
-        if (clusterNodes == null) {
+        if (clusterNodes == null && clusterNodeUrls == null) {
             return null;
         }
         try {
-            return new ClusterBench.Settings(clusterNodes, shards, clusterClient, failovers != null ? failovers : quick ? 1 : 3);
+            if (clusterNodeUrls != null) {
+                if (clusterNodes != null || shards != null) {
+                    throw new IllegalArgumentException("--cluster-nodes benches a cluster that is already running: without --cluster N"
+                            + " or --shards (which set up a local one)");
+                }
+                // shards: 1 stands in; the pass reads the running cluster's own count from GET /v1/cluster
+                return new ClusterBench.Settings(clusterNodeUrls.size(), 1, clusterClient, failovers != null ? failovers : 0,
+                        clusterNodeUrls, token());
+            }
+            return new ClusterBench.Settings(clusterNodes, shards(), clusterClient, failovers != null ? failovers : quick ? 1 : 3);
         } catch (IllegalArgumentException e) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), e.getMessage());
         }
+    }
+
+    private int shards() {
+        return shards != null ? shards : 8;
+    }
+
+    private String token() {
+        return token == null || token.isBlank() ? null : token.strip();
+    }
+
+    /** What runs against a server started elsewhere: not the ones that start servers of their own. */
+    static boolean remoteSupported(String scenario) {
+        return ClusterBench.supported(scenario) && !scenario.startsWith("ds-");
     }
 
     /** What the figures were measured on: cores, memory, CPU model, kernel and JDK. */

@@ -13,12 +13,13 @@ import java.util.Map;
 /**
  * The cluster pass of {@code strand bench --cluster N}, run after the single-node pass in the same
  * command: starts {@link LocalCluster} (N child JVMs in cluster mode, fresh data directories, the
- * same durability mode), waits for every shard's leader, then runs the chosen scenarios with the
- * bench's client connected to one node, its CPU per unit summed over all N server JVMs
- * ({@link CpuMeter#forServers}), then the {@link FailoverProbe} rounds, and returns the run's
- * {@code cluster} object with the rows beside the single-node ones ({@link ClusterComparison}).
- * Every scenario uses the workspace {@value #WORKSPACE}, so one shard (one Raft group) carries all of
- * its writes. Used by the bench's one thread.
+ * same durability mode), or with {@code --cluster-nodes} uses a {@link RunningCluster} started
+ * elsewhere, waits for every shard's leader, then runs the chosen scenarios with the bench's client
+ * connected to one node, its CPU per unit summed over all the nodes ({@link BenchCluster#cpu}), then
+ * (local nodes only) the {@link FailoverProbe} rounds, and returns the run's {@code cluster} object
+ * with the rows beside the single-node ones ({@link ClusterComparison}). Every scenario uses one
+ * workspace ({@value #WORKSPACE} on local nodes, a new one per run on running nodes), so one shard
+ * (one Raft group) carries all of its writes. Used by the bench's one thread.
  */
 final class ClusterBench {
     /** The workspace of every scenario (the socket URL's), as in the single-node pass. */
@@ -36,12 +37,25 @@ final class ClusterBench {
     enum Client { leader, follower }
 
     /**
-     * {@code --cluster N}, {@code --shards}, {@code --cluster-client} and {@code --failovers}.
+     * {@code --cluster N}, {@code --shards}, {@code --cluster-client} and {@code --failovers}; or, for
+     * nodes started elsewhere, {@code --cluster-nodes} ({@code nodeUrls}, null for a local cluster)
+     * with {@code --token}.
      *
      * @param failovers kill -9 rounds after the scenarios (each but the last restarts the killed node), 0 for none
      */
-    record Settings(int nodes, int shards, Client client, int failovers) {
+    record Settings(int nodes, int shards, Client client, int failovers, List<String> nodeUrls, String token) {
         Settings {
+            if (nodeUrls != null) {
+                nodeUrls = List.copyOf(nodeUrls);
+                if (nodeUrls.isEmpty()) {
+                    throw new IllegalArgumentException("--cluster-nodes needs the URL of every node");
+                }
+                if (failovers != 0) {
+                    throw new IllegalArgumentException("--failovers kills nodes, which the bench does only to nodes it started"
+                            + " (--cluster N), not to --cluster-nodes");
+                }
+                nodes = nodeUrls.size();
+            }
             if (nodes < 1) {
                 throw new IllegalArgumentException("--cluster needs at least 1 node, not " + nodes);
             }
@@ -54,6 +68,16 @@ final class ClusterBench {
             if (failovers < 0) {
                 throw new IllegalArgumentException("--failovers must be 0 or more, not " + failovers);
             }
+        }
+
+        /** A cluster of {@code nodes} local child JVMs. */
+        Settings(int nodes, int shards, Client client, int failovers) {
+            this(nodes, shards, client, failovers, null, null);
+        }
+
+        /** Whether the nodes were started elsewhere ({@code --cluster-nodes}). */
+        boolean running() {
+            return nodeUrls != null;
         }
     }
 
@@ -72,49 +96,58 @@ final class ClusterBench {
      */
     static ObjectNode run(Settings settings, List<String> chosen, Map<String, BenchCommand.Scenario> all, String durability,
                           boolean quick, Warmup warmup, Path root, JsonNode single, List<String> jvmOptions) throws Exception {
-        Files.createDirectories(root);
+        Files.createDirectories(root); // the nodes' data (local ones) and the disk probe
         ObjectNode doc = Json.MAPPER.createObjectNode();
-        try (LocalCluster cluster = new LocalCluster(root, settings.nodes(), settings.shards(), List.of("--durability", durability),
-                jvmOptions)) {
-            System.out.println("cluster pass: starting " + settings.nodes() + " nodes (child JVMs, --auth false, " + settings.shards()
-                    + " shards, durability " + durability + ", data in " + root + ")…");
-            cluster.start();
-            LocalCluster.Leaders leaders = cluster.awaitLeaders();
-            LocalCluster.Shard shard = cluster.shardOf(WORKSPACE);
+        String workspace = settings.running() ? runWorkspace(java.time.Instant.now()) : WORKSPACE;
+        try (BenchCluster cluster = settings.running() ? RunningCluster.of(settings.nodeUrls(), settings.token())
+                : new LocalCluster(root, settings.nodes(), settings.shards(), List.of("--durability", durability), jvmOptions)) {
+            if (cluster instanceof LocalCluster local) {
+                System.out.println("cluster pass: starting " + settings.nodes() + " nodes (child JVMs, --auth false, " + settings.shards()
+                        + " shards, durability " + durability + ", data in " + root + ")…");
+                local.start();
+            } else {
+                System.out.println("cluster pass: " + cluster.up().size() + " running nodes (" + String.join(", ", cluster.urls())
+                        + "), started elsewhere; the bench writes to a new workspace, " + workspace + ", and leaves them running");
+            }
+            BenchCluster.Leaders leaders = cluster.awaitLeaders();
+            BenchCluster.Shard shard = cluster.shardOf(workspace);
+            int shards = leaders.status().path("shards").size();
             String via = settings.client() == Client.leader ? shard.leader()
                     : cluster.up().stream().filter(id -> !id.equals(shard.leader())).findFirst().orElseThrow();
             String clients = "one node, " + via + (settings.client() == Client.leader
-                    ? ", which led shard " + shard.shard() + " (workspace " + WORKSPACE + ") at the start"
-                    : ", a follower of shard " + shard.shard() + " (workspace " + WORKSPACE + "; leader " + shard.leader()
+                    ? ", which led shard " + shard.shard() + " (workspace " + workspace + ") at the start"
+                    : ", a follower of shard " + shard.shard() + " (workspace " + workspace + "; leader " + shard.leader()
                             + "): its writes go through Raft to the leader");
-            doc.put("nodes", settings.nodes()).put("shards", settings.shards())
+            doc.put("nodes", cluster.up().size()).put("shards", shards)
+                    .put("nodesStartedBy", cluster instanceof LocalCluster ? "bench" : "operator")
                     .put("replicas", leaders.status().path("shards").path(0).path("replicas").size())
-                    .put("workspace", WORKSPACE).put("workspaceShard", shard.shard())
+                    .put("workspace", workspace).put("workspaceShard", shard.shard())
                     .put("clientNode", via).put("clientRole", settings.client().name()).put("clients", clients)
                     .put("leaderAtStart", shard.leader()).put("termAtStart", shard.term())
                     .put("leadersElectedSeconds", Math.round(leaders.electedSeconds() * 10) / 10.0)
                     .put("leadersOnPreferredReplicas", leaders.preferred())
-                    .put("cpuIs", "user+system of the " + settings.nodes() + " server JVMs summed; client = this JVM");
-            System.out.printf(java.util.Locale.ROOT, "cluster: leaders on all %d shards after %.1f s%s; clients on %s%n", settings.shards(),
+                    .put("cpuIs", "user+system of the " + cluster.up().size() + " server JVMs summed" + (cluster instanceof LocalCluster
+                            ? "" : ", each from its /observe/metrics (strand_process_cpu_micros_total)") + "; client = this JVM");
+            System.out.printf(java.util.Locale.ROOT, "cluster: leaders on all %d shards after %.1f s%s; clients on %s%n", shards,
                     leaders.electedSeconds(), leaders.preferred() ? "" : " (not all on their preferred replica)", clients);
-            CpuMeter cpu = CpuMeter.forServers(cluster.pids());
+            CpuMeter cpu = cluster.cpu();
             CpuMeter.Used idle = cpu.idle(idleWindow(quick));
             if (idle.serverKnown()) {
                 doc.put("idleServerCores", Math.round(idle.serverCores() * 100) / 100.0);
                 System.out.printf(java.util.Locale.ROOT, "cluster: idle, the %d nodes keep %.2f cores busy (heartbeats of %d Raft groups"
-                        + " per node; the CPU per unit below includes it)%n", settings.nodes(), idle.serverCores(), settings.shards());
+                        + " per node; the CPU per unit below includes it)%n", cluster.up().size(), idle.serverCores(), shards);
             }
-            LogBenchmarks bench = new LogBenchmarks(cluster.socketUrl(via, WORKSPACE), null, durability, 0, cpu, quick, warmup);
+            LogBenchmarks bench = new LogBenchmarks(cluster.socketUrl(via, workspace), cluster.token(), durability, 0, cpu, quick, warmup);
             ArrayNode results = doc.putArray("results");
             for (String name : chosen) {
                 System.out.print("  running " + name + " on the cluster…\r");
                 System.out.flush();
                 DiskProbe.Result probe = DiskProbe.run(root);
-                RaftBatching.Count before = RaftBatching.read(urls(cluster), shard.shard());
+                RaftBatching.Count before = RaftBatching.read(cluster.urls(), shard.shard());
                 BenchReport report = all.get(name).run(bench);
-                RaftBatching.Count after = RaftBatching.read(urls(cluster), shard.shard());
+                RaftBatching.Count after = RaftBatching.read(cluster.urls(), shard.shard());
                 report.disk = probe;
-                report.extra.put("servers", settings.nodes());
+                report.extra.put("servers", cluster.up().size());
                 if (before != null && after != null && after.entries() > before.entries()) {
                     // over the scenario's warm-up and run alike (the same requests): the client writes per Raft entry
                     RaftBatching.Count d = after.minus(before);
@@ -124,7 +157,7 @@ final class ClusterBench {
                 System.out.println(report.line());
                 results.add(report.json());
             }
-            LocalCluster.Shard end = cluster.shardOf(WORKSPACE);
+            BenchCluster.Shard end = cluster.shardOf(workspace);
             doc.put("leaderAtEnd", end.leader()).put("termAtEnd", end.term());
             ArrayNode comparison = ClusterComparison.rows(single, results);
             doc.set("comparison", comparison);
@@ -132,16 +165,20 @@ final class ClusterBench {
             if (goal != null) {
                 doc.set("goal", goal);
             }
-            if (settings.failovers() > 0) {
-                doc.set("failover", failovers(cluster, settings.failovers()));
+            if (settings.failovers() > 0 && cluster instanceof LocalCluster local) {
+                doc.set("failover", failovers(local, settings.failovers()));
             }
             cluster.terminate();
         }
         return doc;
     }
 
-    private static List<String> urls(LocalCluster cluster) {
-        return cluster.up().stream().map(cluster::url).toList();
+    /**
+     * The workspace of a run against nodes started elsewhere: new for each run ({@code bench-} and the
+     * UTC second it started), so nothing an earlier run left there is read, and nothing else is written.
+     */
+    static String runWorkspace(java.time.Instant at) {
+        return "bench-" + java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(java.time.ZoneOffset.UTC).format(at);
     }
 
     /** {@code rounds} kill -9 rounds; between two, the killed node is restarted and every shard given a leader again. */

@@ -156,6 +156,48 @@ final class CpuMeter {
         }, () -> cpuNanos(self), () -> jitTicks(pids), "CPU time of a server process (of " + pids.length + ") not readable");
     }
 
+    /**
+     * A meter for servers this machine cannot see in {@code /proc} (nodes on other machines, {@code
+     * strand bench --server/--cluster-nodes}): each one's {@code strand_process_cpu_micros_total} from
+     * its {@code GET /observe/metrics} (the JDK's process CPU clock, microseconds), summed; this JVM
+     * as the client. The JIT share is unknown. The two scrapes around a window are the server's work
+     * too (about a millisecond each), so a window is counted a little high, never low.
+     */
+    static CpuMeter forRemote(java.util.List<String> baseUrls) {
+        long self = ProcessHandle.current().pid();
+        java.util.List<String> urls = java.util.List.copyOf(baseUrls);
+        return new CpuMeter(() -> {
+            long[] each = new long[urls.size()];
+            for (int i = 0; i < each.length; i++) {
+                long micros = remoteCpuMicros(urls.get(i));
+                each[i] = micros < 0 ? -1 : micros * 1_000;
+            }
+            return sum(each);
+        }, () -> cpuNanos(self), "a server's /observe/metrics did not answer or has no strand_process_cpu_micros_total (an older server)");
+    }
+
+    private static final java.util.regex.Pattern CPU_MICROS = java.util.regex.Pattern.compile(
+            "^strand_process_cpu_micros_total(?:\\{[^}]*})? ([0-9.eE+]+)$", java.util.regex.Pattern.MULTILINE);
+
+    /** A server's CPU micros from its metrics; -1 when it does not answer or lists none. */
+    static long remoteCpuMicros(String baseUrl) {
+        try {
+            return cpuMicros(new StrandClient(baseUrl, null, java.time.Duration.ofSeconds(5)).text("/observe/metrics"));
+        } catch (CliFailure e) {
+            return -1;
+        }
+    }
+
+    /** {@code strand_process_cpu_micros_total} in one node's Prometheus text; -1 when absent or negative. */
+    static long cpuMicros(String prometheus) {
+        java.util.regex.Matcher m = CPU_MICROS.matcher(prometheus);
+        if (!m.find()) {
+            return -1;
+        }
+        double v = Double.parseDouble(m.group(1));
+        return v < 0 ? -1 : (long) v;
+    }
+
     /** The sum of CPU nanos read from several processes; -1 when any of them is -1 (a partial sum would look cheap). */
     static long sum(long[] nanos) {
         long total = 0;

@@ -54,7 +54,7 @@ final class FailoverProbe {
      * while appends to {@code log} run through another node. The killed node stays down.
      */
     static Round round(LocalCluster cluster, String ws, String log) throws Exception {
-        LocalCluster.Shard before = cluster.shardOf(ws);
+        BenchCluster.Shard before = cluster.shardOf(ws);
         if (before.leader() == null) {
             throw new IllegalStateException("shard " + before.shard() + " has no leader to kill");
         }

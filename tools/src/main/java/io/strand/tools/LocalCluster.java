@@ -1,6 +1,5 @@
 package io.strand.tools;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.ServerProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -21,17 +20,12 @@ import java.util.stream.Collectors;
  * knows only its own) and waits on that route for the shards' leaders. Thread-safe: the running
  * nodes are a concurrent map; start, kill and restart of one node are called from one thread.
  */
-final class LocalCluster implements AutoCloseable {
-    /** Every shard with a leader: a fresh cluster's first elections, or the failover after a kill. */
-    static final Duration LEADERS_TIMEOUT = Duration.ofSeconds(120);
-    /** After that, how long to give leadership to settle on each shard's preferred replica (Ratis priorities). */
-    static final Duration PREFERRED_GRACE = Duration.ofSeconds(20);
+final class LocalCluster implements BenchCluster {
     /**
      * How long one node may take to listen: it opens a store set and a Raft group per shard it holds;
      * with 8 shards on a 2-core machine that other builds were loading, one took over 2 minutes.
      */
     static final Duration START_TIMEOUT = Duration.ofMinutes(5);
-    private static final Duration POLL = Duration.ofMillis(100);
 
     private final Path root;
     private final int shards;
@@ -107,18 +101,25 @@ final class LocalCluster implements AutoCloseable {
         return root.resolve(id);
     }
 
-    /** The HTTP base URL of running node {@code id}. */
-    String url(String id) {
+    @Override
+    public String url(String id) {
         return node(id).url;
-    }
-
-    /** The socket URL of workspace {@code ws} on node {@code id}. */
-    String socketUrl(String id, String ws) {
-        return url(id).replace("http://", "ws://") + "/v1/ws/" + ws + "/socket";
     }
 
     long pid(String id) {
         return node(id).process.pid();
+    }
+
+    /** No token: the nodes run with {@code --auth false}. */
+    @Override
+    public String token() {
+        return null;
+    }
+
+    /** The nodes' CPU from {@code /proc} (their pids), summed, with their JIT threads'. */
+    @Override
+    public CpuMeter cpu() {
+        return CpuMeter.forServers(pids());
     }
 
     /** The pids of the running nodes, in node order. */
@@ -126,7 +127,8 @@ final class LocalCluster implements AutoCloseable {
         return ids().stream().filter(running::containsKey).map(this::pid).toList();
     }
 
-    List<String> up() {
+    @Override
+    public List<String> up() {
         return ids().stream().filter(running::containsKey).toList();
     }
 
@@ -147,115 +149,9 @@ final class LocalCluster implements AutoCloseable {
         }
     }
 
-    /** {@code GET /v1/cluster} asked of node {@code id}. */
-    JsonNode status(String id) {
-        return new StrandClient(url(id), null, Duration.ofSeconds(10)).get("/v1/cluster");
-    }
-
-    /** {@code GET /v1/cluster/shard?ws=}: the shard holding workspace {@code ws}, its leader (null while none) and term. */
-    Shard shardOf(String ws) {
-        CliFailure last = null;
-        for (String id : up()) {
-            try {
-                JsonNode r = new StrandClient(url(id), null, Duration.ofSeconds(10)).get("/v1/cluster/shard?ws=" + ws);
-                return new Shard(r.path("shard").asInt(), r.path("leader").isTextual() ? r.path("leader").asText() : null,
-                        r.path("term").asLong(), r.path("replicas").get(0).asText());
-            } catch (CliFailure e) {
-                last = e;
-            }
-        }
-        throw new IllegalStateException("no running node answered /v1/cluster/shard?ws=" + ws + (last == null ? "" : ": " + last));
-    }
-
-    /** A shard as the cluster reports it: its number, leader (null while there is none), term and preferred leader. */
-    record Shard(int shard, String leader, long term, String preferred) {
-    }
-
-    /**
-     * Polls {@code GET /v1/cluster} on the running nodes until every node is up and every shard has
-     * a leader (failing after {@link #LEADERS_TIMEOUT}), then for up to {@link #PREFERRED_GRACE} until
-     * each shard's leader is its preferred replica, so leadership does not move in a timed window.
-     *
-     * @return the last status, and whether leadership settled on the preferred replicas
-     */
-    Leaders awaitLeaders() throws InterruptedException {
-        long start = System.nanoTime();
-        long deadline = start + LEADERS_TIMEOUT.toNanos();
-        JsonNode status = null;
-        String why = "no answer yet";
-        while (true) {
-            for (String id : up()) {
-                try {
-                    status = status(id);
-                    why = missing(status, up().size());
-                    if (why == null) {
-                        break;
-                    }
-                } catch (CliFailure e) {
-                    why = id + ": " + e.getMessage();
-                }
-            }
-            if (why == null) {
-                break;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the cluster has no leader for every shard after " + LEADERS_TIMEOUT + ": " + why);
-            }
-            Thread.sleep(POLL);
-        }
-        double electedSeconds = (System.nanoTime() - start) / 1e9;
-        long grace = System.nanoTime() + PREFERRED_GRACE.toNanos();
-        while (!preferredLead(status) && System.nanoTime() < grace) {
-            Thread.sleep(POLL);
-            try {
-                JsonNode next = status(up().get(0));
-                if (missing(next, up().size()) == null) {
-                    status = next;
-                }
-            } catch (CliFailure e) {
-                // a node busy or between leaders: ask again
-            }
-        }
-        return new Leaders(status, preferredLead(status), electedSeconds);
-    }
-
-    /** The cluster's status once every shard had a leader; {@code preferred}: each led by its first replica. */
-    record Leaders(JsonNode status, boolean preferred, double electedSeconds) {
-    }
-
-    /** Null when {@code status} shows {@code nodes} nodes up and a leader on every shard, else what is missing. */
-    static String missing(JsonNode status, int nodes) {
-        long upCount = 0;
-        for (JsonNode n : status.path("nodes")) {
-            upCount += n.path("up").asBoolean() ? 1 : 0;
-        }
-        if (upCount < nodes) {
-            return upCount + " of " + nodes + " nodes up";
-        }
-        List<String> leaderless = new ArrayList<>();
-        for (JsonNode s : status.path("shards")) {
-            if (!s.path("leader").isTextual()) {
-                leaderless.add(s.path("shard").asText());
-            }
-        }
-        if (status.path("shards").isEmpty()) {
-            return "no shards listed";
-        }
-        return leaderless.isEmpty() ? null : "no leader on shard(s) " + String.join(",", leaderless);
-    }
-
-    /** True when every shard of {@code status} is led by its preferred replica (listed first). */
-    static boolean preferredLead(JsonNode status) {
-        for (JsonNode s : status.path("shards")) {
-            if (!s.path("leader").asText("").equals(s.path("replicas").path(0).asText())) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     /** SIGTERM to every node (a clean stop, so a flight recording is written), each in turn; one that does not stop is killed. */
-    void terminate() throws InterruptedException {
+    @Override
+    public void terminate() throws InterruptedException {
         for (String id : up()) {
             ServerProcess p = running.remove(id);
             if (p != null) {

@@ -32,6 +32,16 @@ class CpuMeterTest {
     }
 
     @Test
+    void cpuMicrosShouldReadTheServersCounterFromPrometheusText() {
+        String text = "# HELP strand_process_cpu_micros_total CPU time\n# TYPE strand_process_cpu_micros_total counter\n"
+                + "strand_process_cpu_micros_total 1.2345678E7\nstrand_process_cpu_micros_totalx 5\n";
+        assertEquals(12_345_678L, CpuMeter.cpuMicros(text));
+        assertEquals(42L, CpuMeter.cpuMicros("strand_process_cpu_micros_total{node=\"n1\"} 42.0\n"));
+        assertEquals(-1L, CpuMeter.cpuMicros("strand_appends_total 10\n"), "an older server lists none: unknown, not 0");
+        assertEquals(-1L, CpuMeter.cpuMicros("strand_process_cpu_micros_total -1.0\n"), "the JDK could not tell");
+    }
+
+    @Test
     void betweenShouldGiveMicrosPerUnitAndCoresWhenBothSidesWereRead() {
         CpuMeter.Sample start = new CpuMeter.Sample(1_000_000_000L, 500_000_000L, 7_000_000_000L);
         CpuMeter.Sample end = new CpuMeter.Sample(3_000_000_000L, 1_000_000_000L, 8_250_000_000L); // 2 s and 0.5 s of CPU in 1.25 s

@@ -20,21 +20,21 @@ class LocalClusterTest {
 
     @Test
     void missingShouldBeNullWhenEveryNodeIsUpAndEveryShardHasALeader() {
-        assertNull(LocalCluster.missing(status("true", "\"n1\"", "\"n3\""), 3));
+        assertNull(BenchCluster.missing(status("true", "\"n1\"", "\"n3\""), 3));
     }
 
     @Test
     void missingShouldNameTheLeaderlessShardsAndTheNodesDown() {
-        assertEquals("no leader on shard(s) 1", LocalCluster.missing(status("true", "\"n1\"", "null"), 3));
-        assertEquals("2 of 3 nodes up", LocalCluster.missing(status("false", "\"n1\"", "\"n2\""), 3));
-        assertNull(LocalCluster.missing(status("false", "\"n1\"", "\"n2\""), 2), "a node killed on purpose is not waited for");
-        assertEquals("no shards listed", LocalCluster.missing(Json.parse("{\"nodes\":[],\"shards\":[]}".getBytes()), 0));
+        assertEquals("no leader on shard(s) 1", BenchCluster.missing(status("true", "\"n1\"", "null"), 3));
+        assertEquals("2 of 3 nodes up", BenchCluster.missing(status("false", "\"n1\"", "\"n2\""), 3));
+        assertNull(BenchCluster.missing(status("false", "\"n1\"", "\"n2\""), 2), "a node killed on purpose is not waited for");
+        assertEquals("no shards listed", BenchCluster.missing(Json.parse("{\"nodes\":[],\"shards\":[]}".getBytes()), 0));
     }
 
     @Test
     void preferredLeadShouldHoldOnlyWhenEachShardIsLedByItsFirstReplica() {
-        assertTrue(LocalCluster.preferredLead(status("true", "\"n1\"", "\"n2\"")));
-        assertFalse(LocalCluster.preferredLead(status("true", "\"n1\"", "\"n3\"")));
-        assertFalse(LocalCluster.preferredLead(status("true", "null", "\"n2\"")));
+        assertTrue(BenchCluster.preferredLead(status("true", "\"n1\"", "\"n2\"")));
+        assertFalse(BenchCluster.preferredLead(status("true", "\"n1\"", "\"n3\"")));
+        assertFalse(BenchCluster.preferredLead(status("true", "null", "\"n2\"")));
     }
 }
