@@ -137,7 +137,8 @@ final class BenchCommand implements Callable<Integer> {
         Path data = Files.createTempDirectory("strand-bench-");
         Path clusterData = data.resolveSibling(data.getFileName() + "-cluster"); // the cluster pass's nodes, one dir each
         ArrayNode results = Json.MAPPER.createArrayNode();
-        System.out.println("strand bench: durability=" + durability + ", server in a child process, loopback, "
+        System.out.println("strand bench: durability=" + durability + ", " + (serverUrl != null ? "server at " + serverUrl : "server in a child process, loopback")
+                + (clusterNodeUrls != null ? ", cluster nodes at " + String.join(",", clusterNodeUrls) : "") + ", "
                 + Runtime.getRuntime().availableProcessors() + " cores, warm-up " + warmupSecs + " s per scenario"
                 + (quick ? ", QUICK sizes" : ""));
         DiskProbe.Result disk;
@@ -162,7 +163,7 @@ final class BenchCommand implements Callable<Integer> {
                         + " then the cluster pass%n", durability, singleIdleCores);
             }
             System.out.println("cpu: " + server.cpuSource() + " over each timed window, per counted unit (op, entry, attempt, commit); "
-                    + CpuMeter.source());
+                    + (server.child() != null ? "" : "this JVM's ") + CpuMeter.source());
             for (String name : chosen) {
                 System.out.print("  running " + name + "…\r");
                 System.out.flush();
