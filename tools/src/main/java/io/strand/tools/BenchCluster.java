@@ -41,7 +41,7 @@ interface BenchCluster extends AutoCloseable {
 
     /** The socket URL of workspace {@code ws} on node {@code id}. */
     default String socketUrl(String id, String ws) {
-        return url(id).replaceFirst("^http", "ws") + "/v1/ws/" + ws + "/socket";
+        return StrandClient.socketUrl(url(id), ws);
     }
 
     /** The HTTP addresses of the nodes serving now. */

@@ -26,7 +26,7 @@ record BenchServer(String wsUrl, String token, long pid, CpuMeter cpu, ServerPro
     static BenchServer child(Path data, String durability, List<String> jvmOptions) throws IOException {
         ServerProcess p = ServerProcess.start(data, List.of("--durability", durability, "--auth", "false"), jvmOptions);
         long pid = p.process.pid();
-        return new BenchServer(socketUrl(p.url, ClusterBench.WORKSPACE), null, pid, CpuMeter.forServer(pid), p);
+        return new BenchServer(StrandClient.socketUrl(p.url, ClusterBench.WORKSPACE), null, pid, CpuMeter.forServer(pid), p);
     }
 
     /**
@@ -37,10 +37,7 @@ record BenchServer(String wsUrl, String token, long pid, CpuMeter cpu, ServerPro
      * @throws IllegalArgumentException when the server does not answer, refuses the append, or acknowledges in another mode
      */
     static BenchServer running(String url, String token, String durability) {
-        String base = url.strip().replaceAll("/+$", "");
-        if (!base.matches("https?://[^/\\s]+")) {
-            throw new IllegalArgumentException("--server: '" + url + "' is not a server's base URL (http://HOST:PORT)");
-        }
+        String base = StrandClient.baseUrl(url, "--server");
         String ws = ClusterBench.runWorkspace(Instant.now());
         JsonNode ack;
         try {
@@ -55,11 +52,7 @@ record BenchServer(String wsUrl, String token, long pid, CpuMeter cpu, ServerPro
             throw new IllegalArgumentException("--server: " + base + " acknowledges appends as durable \"" + acked + "\", not \"" + durability
                     + "\": run the bench with --durability " + acked + " (the figures are labelled with it)");
         }
-        return new BenchServer(socketUrl(base, ws), token, 0, CpuMeter.forRemote(List.of(base)), null);
-    }
-
-    private static String socketUrl(String base, String ws) {
-        return base.replaceFirst("^http", "ws") + "/v1/ws/" + ws + "/socket";
+        return new BenchServer(StrandClient.socketUrl(base, ws), token, 0, CpuMeter.forRemote(List.of(base)), null);
     }
 
     /** Where the CPU figures come from, for the run's header. */

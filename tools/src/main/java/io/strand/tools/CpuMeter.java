@@ -182,7 +182,7 @@ final class CpuMeter {
     /** A server's CPU micros from its metrics; -1 when it does not answer or lists none. */
     static long remoteCpuMicros(String baseUrl) {
         try {
-            return cpuMicros(new StrandClient(baseUrl, null, java.time.Duration.ofSeconds(5)).text("/observe/metrics"));
+            return cpuMicros(StrandClient.metrics(baseUrl));
         } catch (CliFailure e) {
             return -1;
         }

@@ -1,6 +1,5 @@
 package io.strand.tools;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -43,7 +42,7 @@ final class RaftBatching {
         long commands = 0;
         for (String url : baseUrls) {
             try {
-                Count c = parse(new StrandClient(url, null, Duration.ofSeconds(5)).text("/observe/metrics"), shard);
+                Count c = parse(StrandClient.metrics(url), shard);
                 entries += c.entries();
                 commands += c.commands();
             } catch (CliFailure e) {

@@ -41,10 +41,7 @@ final class RunningCluster implements BenchCluster {
         Map<String, String> byId = new LinkedHashMap<>();
         JsonNode status = null;
         for (String given : baseUrls) {
-            String url = given.strip().replaceAll("/+$", "");
-            if (!url.matches("https?://[^/\\s]+")) {
-                throw new IllegalArgumentException("--cluster-nodes: '" + given + "' is not a node's base URL (http://HOST:PORT)");
-            }
+            String url = StrandClient.baseUrl(given, "--cluster-nodes");
             JsonNode s;
             try {
                 s = new StrandClient(url, token, ASK).get("/v1/cluster");

@@ -54,6 +54,30 @@ final class StrandClient {
         return base.replaceFirst("^http", "ws") + "/v1/ws/" + segment(ws) + "/socket";
     }
 
+    /**
+     * A server's base URL as given on a command line ({@code http://HOST:PORT}, trailing slashes
+     * dropped), for the option named {@code option} in the error.
+     *
+     * @throws IllegalArgumentException when it is not one (a path, no scheme, spaces)
+     */
+    static String baseUrl(String given, String option) {
+        String url = given.strip().replaceAll("/+$", "");
+        if (!url.matches("https?://[^/\\s]+")) {
+            throw new IllegalArgumentException(option + ": '" + given + "' is not a server's base URL (http://HOST:PORT)");
+        }
+        return url;
+    }
+
+    /** The WebSocket URL of workspace {@code ws} on the server at {@code baseUrl}. */
+    static String socketUrl(String baseUrl, String ws) {
+        return baseUrl.replaceFirst("^http", "ws") + "/v1/ws/" + segment(ws) + "/socket";
+    }
+
+    /** A server's {@code GET /observe/metrics} (Prometheus text; open without a token), asked with a 5 s timeout. */
+    static String metrics(String baseUrl) {
+        return new StrandClient(baseUrl, null, Duration.ofSeconds(5)).text("/observe/metrics");
+    }
+
     /** A path segment, percent-encoded (the server still validates the name). */
     static String segment(String name) {
         return URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");

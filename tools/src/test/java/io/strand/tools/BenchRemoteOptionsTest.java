@@ -47,7 +47,7 @@ class BenchRemoteOptionsTest {
     void runningClusterShouldRefuseWhatIsNotANodesBaseUrl() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> RunningCluster.of(List.of("127.0.0.1:8080"), null));
-        assertTrue(e.getMessage().contains("not a node's base URL"), e.getMessage());
+        assertTrue(e.getMessage().contains("--cluster-nodes: '127.0.0.1:8080' is not a server's base URL"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> RunningCluster.of(List.of("http://127.0.0.1:1"), null));
         assertTrue(e.getMessage().contains("http://127.0.0.1:1 answered GET /v1/cluster with"), e.getMessage());
     }
