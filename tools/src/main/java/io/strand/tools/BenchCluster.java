@@ -49,9 +49,14 @@ interface BenchCluster extends AutoCloseable {
         return up().stream().map(this::url).toList();
     }
 
+    /** A client of node {@code id} with the token and a 10 s timeout. */
+    default StrandClient client(String id) {
+        return new StrandClient(url(id), token(), Duration.ofSeconds(10));
+    }
+
     /** {@code GET /v1/cluster} asked of node {@code id}. */
     default JsonNode status(String id) {
-        return new StrandClient(url(id), token(), Duration.ofSeconds(10)).get("/v1/cluster");
+        return client(id).get("/v1/cluster");
     }
 
     /** {@code GET /v1/cluster/shard?ws=}: the shard holding workspace {@code ws}, its leader (null while none) and term. */
@@ -59,7 +64,7 @@ interface BenchCluster extends AutoCloseable {
         CliFailure last = null;
         for (String id : up()) {
             try {
-                JsonNode r = new StrandClient(url(id), token(), Duration.ofSeconds(10)).get("/v1/cluster/shard?ws=" + ws);
+                JsonNode r = client(id).get("/v1/cluster/shard?ws=" + ws);
                 return new Shard(r.path("shard").asInt(), r.path("leader").isTextual() ? r.path("leader").asText() : null,
                         r.path("term").asLong(), r.path("replicas").get(0).asText());
             } catch (CliFailure e) {

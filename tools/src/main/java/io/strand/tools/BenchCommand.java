@@ -153,7 +153,7 @@ final class BenchCommand implements Callable<Integer> {
             System.out.println("disk probe: of this machine's disk (the bench's temp directory); servers started elsewhere may have other disks");
         }
         ObjectNode clusterDoc = null;
-        try (BenchServer server = serverUrl != null ? BenchServer.running(serverUrl, serverToken != null && !serverToken.isBlank() ? serverToken.strip() : token(), durability)
+        try (BenchServer server = serverUrl != null ? BenchServer.running(serverUrl, given(serverToken) != null ? given(serverToken) : token(), durability)
                 : BenchServer.child(data, durability, serverJvmOptions())) {
             LogBenchmarks bench = new LogBenchmarks(server.wsUrl(), server.token(), durability, server.pid(), server.cpu(), quick, warmup);
             double singleIdleCores = Double.NaN;
@@ -232,18 +232,15 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (clusterNodeUrls != null) {
             c.append(" --cluster-nodes ").append(String.join(",", clusterNodeUrls));
-            if (clusterClient != ClusterBench.Client.leader) {
-                c.append(" --cluster-client ").append(clusterClient);
-            }
         }
         if (clusterNodes != null) {
             c.append(" --cluster ").append(clusterNodes).append(" --shards ").append(shards());
-            if (clusterClient != ClusterBench.Client.leader) {
-                c.append(" --cluster-client ").append(clusterClient);
-            }
-            if (failovers != null) {
-                c.append(" --failovers ").append(failovers);
-            }
+        }
+        if ((clusterNodes != null || clusterNodeUrls != null) && clusterClient != ClusterBench.Client.leader) {
+            c.append(" --cluster-client ").append(clusterClient);
+        }
+        if (clusterNodes != null && failovers != null) {
+            c.append(" --failovers ").append(failovers);
         }
         if (!scenarios.isEmpty()) {
             c.append(' ').append(String.join(" ", chosen));
@@ -277,6 +274,11 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private String token() {
+        return given(token);
+    }
+
+    /** A token option's value, or null when it was not given or is blank (e.g. an empty STRAND_TOKEN). */
+    private static String given(String token) {
         return token == null || token.isBlank() ? null : token.strip();
     }
 
