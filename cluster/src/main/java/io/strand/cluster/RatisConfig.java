@@ -69,7 +69,7 @@ import org.apache.ratis.util.TimeDuration;
  *       1,226 / 1,195 appends/s (p50 1.13 / 0.66 / 0.55 / 0.59 ms), 32 in flight 13,495 / 17,802 /
  *       17,761 / 16,224, batched 128,355 / 133,562 / 108,711 / 99,970 entries/s with a slowest batch
  *       of 165 / 17 / 734 / 1,639 ms: below 300 µs appends to a follower go out with fewer entries
- *       each and batches stall behind them. (An earlier try of 0 on a slower disk, README, did not
+ *       each and batches stall behind them. (An earlier try of 0 on a slower disk, {@code docs/measurements.md}, did not
  *       separate from 1 ms.) Ratis's Netty transport, tried the same day, gave the same serial gain
  *       but handles each request on its event loop until done (a write through a follower held the
  *       loop other shards' appends came in on: a 1.4 s stall), so the transport stays gRPC. Again

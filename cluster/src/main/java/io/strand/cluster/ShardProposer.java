@@ -56,7 +56,7 @@ public final class ShardProposer {
      * are cheaper, and on this 2-core machine CPU decides throughput. Measured with three local nodes
      * warmed up under the same load, 4 HTTP clients appending 100-entry batches to the shard's leader:
      * 4 in flight 141–168 batches/s at 9.7–11.3 ms of the nodes' CPU per batch; 1 in flight 242–282
-     * batches/s at 5.9–7.3 ms (hand-driven, not a bench scenario; the bench's own figures are in the README).
+     * batches/s at 5.9–7.3 ms (hand-driven, not a bench scenario; the bench's own figures are in {@code docs/measurements.md}).
      * Again on 2026-12-06 with the bench, once the nodes' JIT had settled ({@code ./strand bench --cluster 3
      * --failovers 0 --warmup 90 append-batched}, compiler threads 3–7 % of the nodes' CPU): 1 in flight
      * 129,687–158,047 entries/s at 8.1–8.5 µs each (three runs), 2 in flight 98,513 and 138,454 at 13.1

@@ -111,7 +111,7 @@ public final class Writers implements AutoCloseable {
          * Request bytes past which a loop hands its deferred turns to the writer thread instead of
          * running them: a big batch is parsed on the loop while the writer thread writes the previous
          * one, which keeps both cores busy (measured: appends batched ×100 lost a quarter of their
-         * rate when the loop ran their groups itself, see the README).
+         * rate when the loop ran their groups itself, see {@code docs/measurements.md}).
          */
         public static final int RUN_AT_MOST_BYTES = 8 << 10;
         private final List<Worker> pending = new ArrayList<>(4);

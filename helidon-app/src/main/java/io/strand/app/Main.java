@@ -98,7 +98,7 @@ public final class Main {
      * the largest cost of a small request ({@code perf}: 16 % of the server's samples in {@code futex} on
      * the carriers under {@code strand bench read-pagination}). Measured with {@code ./strand bench
      * --warmup 15 append-serial append-concurrent read-pagination live-tail incr-contended}, mode 1 and
-     * the default alternating (README, "Benchmarks").
+     * the default alternating ({@code docs/measurements.md}, "Single node").
      */
     static void usePlatformPollers() {
         if (System.getProperty("jdk.pollerMode") == null) {

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * incr-contended} (2026-12-04): the poller thread was 13 % of the server's samples, and the carriers
  * spent a fifth of theirs parking and waking. {@code ./strand bench --warmup 5 append-serial
  * append-concurrent read-pagination incr-contended floor-debit}, twice each way, alternating (fsync,
- * disk probe p50 0.090–0.093 ms; the README gives the figures): server CPU per unit fell by 11–30 %
+ * disk probe p50 0.090–0.093 ms; {@code docs/measurements.md} gives the figures): server CPU per unit fell by 11–30 %
  * at 32 in flight, on pages and on floor debits in both pairs; incr moved within its noise.
  *
  * <p><b>Cost.</b> A parked platform thread holds its stack's touched pages and a kernel task, about

@@ -24,7 +24,7 @@ import io.strand.core.Writers;
  * 16 clients each waiting for its own doc {@code incr}, 16 wake-ups per round, each a context
  * switch, where a loop wakes once for all the sockets that became readable meanwhile.
  * {@link StrictWsConnection} uses a loop for plain (not TLS) sockets of a single node when loops are
- * configured ({@code --ws-event-loops}); the figures are in the README ("Event loops for sockets").
+ * configured ({@code --ws-event-loops}); the figures are in {@code docs/measurements.md} ("Event loops for sockets").
  *
  * <p>Writes its frames submit (appends, doc ops, txns) are {@linkplain Writers.LoopHost deferred}:
  * before it sleeps again the loop runs their group itself (and up to three more if turns are still
