@@ -399,19 +399,13 @@ final class LogBenchmarks {
         r.extra.put("logs", n);
         r.extra.put("serverLogs", n + r.warmupOps);
         if (serverPid > 0) {
-            r.extra.put("serverRssMiB", rssMiB(serverPid));
+            r.extra.put("serverRssMiB", ProcessMemory.statusMiB(serverPid, "VmRSS"));
+            r.extra.put("serverRssAnonMiB", ProcessMemory.statusMiB(serverPid, "RssAnon"));
+            r.extra.put("serverRssFileMiB", ProcessMemory.statusMiB(serverPid, "RssFile"));
+            r.extra.put("serverMappedQueueFiles", ProcessMemory.mappedQueueFiles(serverPid));
             r.extra.put("serverOpenFiles", openFiles(serverPid));
         }
         return r;
-    }
-
-    static long rssMiB(long pid) throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                return Long.parseLong(line.replaceAll("\\D+", "")) / 1024;
-            }
-        }
-        return -1;
     }
 
     static long openFiles(long pid) throws IOException {

@@ -1,0 +1,50 @@
+package io.strand.tools;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * Stateless: what a server process holds in memory and maps, from {@code /proc/PID/status} and
+ * {@code /proc/PID/maps}, for {@code strand bench many-logs}. Its resident memory is split into
+ * anonymous pages (the JVM's heap, metaspace, code, stacks, off-heap buffers) and file pages (mapped
+ * files in memory: queue files among them), and the queue files it maps are counted, so that what
+ * idle logs cost shows apart from the heap the JVM was given.
+ */
+final class ProcessMemory {
+    /** A field of {@code /proc/PID/status} in MiB ({@code VmRSS}, {@code RssAnon}, {@code RssFile}), -1 when absent. */
+    static long statusMiB(long pid, String field) throws IOException {
+        return statusMiB(Files.readString(Path.of("/proc/" + pid + "/status")), field);
+    }
+
+    static long statusMiB(String status, String field) {
+        for (String line : status.split("\n")) {
+            if (line.startsWith(field + ":")) {
+                return Long.parseLong(line.substring(field.length() + 1).replaceAll("\\D+", "")) / 1024;
+            }
+        }
+        return -1;
+    }
+
+    /** How many distinct Chronicle queue files ({@code .cq4} cycle files, {@code .cq4t} metadata) the process maps now. */
+    static int mappedQueueFiles(long pid) throws IOException {
+        return mappedQueueFiles(Files.readString(Path.of("/proc/" + pid + "/maps")));
+    }
+
+    static int mappedQueueFiles(String maps) {
+        Set<String> files = new HashSet<>();
+        for (String line : maps.split("\n")) {
+            // address perms offset dev inode [path]; the path may hold spaces
+            String[] f = line.trim().split("\\s+", 6);
+            if (f.length == 6 && (f[5].endsWith(".cq4") || f[5].endsWith(".cq4t"))) {
+                files.add(f[5]);
+            }
+        }
+        return files.size();
+    }
+
+    private ProcessMemory() {
+    }
+}
