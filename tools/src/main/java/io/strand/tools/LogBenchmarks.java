@@ -2,8 +2,6 @@ package io.strand.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -403,14 +401,8 @@ final class LogBenchmarks {
             r.extra.put("serverRssAnonMiB", ProcessMemory.statusMiB(serverPid, "RssAnon"));
             r.extra.put("serverRssFileMiB", ProcessMemory.statusMiB(serverPid, "RssFile"));
             r.extra.put("serverMappedQueueFiles", ProcessMemory.mappedQueueFiles(serverPid));
-            r.extra.put("serverOpenFiles", openFiles(serverPid));
+            r.extra.put("serverOpenFiles", ProcessMemory.openFiles(serverPid));
         }
         return r;
-    }
-
-    static long openFiles(long pid) throws IOException {
-        try (var s = Files.list(Path.of("/proc/" + pid + "/fd"))) {
-            return s.count();
-        }
     }
 }

@@ -7,8 +7,8 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Stateless: what a server process holds in memory and maps, from {@code /proc/PID/status} and
- * {@code /proc/PID/maps}, for {@code strand bench many-logs}. Its resident memory is split into
+ * Stateless: what a server process holds in memory, maps and keeps open, from {@code /proc/PID/status},
+ * {@code /proc/PID/maps} and {@code /proc/PID/fd}, for {@code strand bench many-logs}. Its resident memory is split into
  * anonymous pages (the JVM's heap, metaspace, code, stacks, off-heap buffers) and file pages (mapped
  * files in memory: queue files among them), and the queue files it maps are counted, so that what
  * idle logs cost shows apart from the heap the JVM was given.
@@ -43,6 +43,13 @@ final class ProcessMemory {
             }
         }
         return files.size();
+    }
+
+    /** How many file descriptors the process holds open now. */
+    static long openFiles(long pid) throws IOException {
+        try (var s = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+            return s.count();
+        }
     }
 
     private ProcessMemory() {

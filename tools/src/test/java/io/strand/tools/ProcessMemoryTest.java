@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link ProcessMemory}: the two parsers on canned text, and this JVM read for real while it maps a queue-named file. */
+/** {@link ProcessMemory}: the two parsers on canned text, and this JVM read for real while it maps a queue-named file and holds it open. */
 class ProcessMemoryTest {
     private static final String STATUS = """
             Name:	java
@@ -63,6 +63,8 @@ class ProcessMemoryTest {
             long paged = ProcessMemory.statusMiB(pid, "RssFile");
             assertTrue(rss > 0 && anon > 0 && paged > 0, rss + " " + anon + " " + paged);
             assertTrue(anon + paged <= rss + 2, "the parts within the whole: " + anon + " + " + paged + " vs " + rss);
+            long open = ProcessMemory.openFiles(pid);
+            assertTrue(open > 0, "this JVM holds the mapped file's channel and its jars open: " + open);
         }
     }
 }
