@@ -397,9 +397,10 @@ final class LogBenchmarks {
         r.extra.put("logs", n);
         r.extra.put("serverLogs", n + r.warmupOps);
         if (serverPid > 0) {
-            r.extra.put("serverRssMiB", ProcessMemory.statusMiB(serverPid, "VmRSS"));
-            r.extra.put("serverRssAnonMiB", ProcessMemory.statusMiB(serverPid, "RssAnon"));
-            r.extra.put("serverRssFileMiB", ProcessMemory.statusMiB(serverPid, "RssFile"));
+            String status = ProcessMemory.status(serverPid);
+            r.extra.put("serverRssMiB", ProcessMemory.statusMiB(status, "VmRSS"));
+            r.extra.put("serverRssAnonMiB", ProcessMemory.statusMiB(status, "RssAnon"));
+            r.extra.put("serverRssFileMiB", ProcessMemory.statusMiB(status, "RssFile"));
             r.extra.put("serverMappedQueueFiles", ProcessMemory.mappedQueueFiles(serverPid));
             r.extra.put("serverOpenFiles", ProcessMemory.openFiles(serverPid));
         }

@@ -14,11 +14,12 @@ import java.util.Set;
  * idle logs cost shows apart from the heap the JVM was given.
  */
 final class ProcessMemory {
-    /** A field of {@code /proc/PID/status} in MiB ({@code VmRSS}, {@code RssAnon}, {@code RssFile}), -1 when absent. */
-    static long statusMiB(long pid, String field) throws IOException {
-        return statusMiB(Files.readString(Path.of("/proc/" + pid + "/status")), field);
+    /** The text of {@code /proc/PID/status}, read once for all the fields a row reports. */
+    static String status(long pid) throws IOException {
+        return Files.readString(Path.of("/proc/" + pid + "/status"));
     }
 
+    /** A field of {@code status} in MiB ({@code VmRSS}, {@code RssAnon}, {@code RssFile}), -1 when absent. */
     static long statusMiB(String status, String field) {
         for (String line : status.split("\n")) {
             if (line.startsWith(field + ":")) {
@@ -28,7 +29,10 @@ final class ProcessMemory {
         return -1;
     }
 
-    /** How many distinct Chronicle queue files ({@code .cq4} cycle files, {@code .cq4t} metadata) the process maps now. */
+    /**
+     * How many distinct Chronicle queue files ({@code .cq4} cycle files, {@code .cq4t} metadata) the
+     * process maps now; a mapping of a deleted file (its path ends {@code " (deleted)"}) is not counted.
+     */
     static int mappedQueueFiles(long pid) throws IOException {
         return mappedQueueFiles(Files.readString(Path.of("/proc/" + pid + "/maps")));
     }

@@ -58,9 +58,10 @@ class ProcessMemoryTest {
             MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, 1 << 20);
             map.put(0, (byte) 1);
             assertEquals(before + 1, ProcessMemory.mappedQueueFiles(pid));
-            long rss = ProcessMemory.statusMiB(pid, "VmRSS");
-            long anon = ProcessMemory.statusMiB(pid, "RssAnon");
-            long paged = ProcessMemory.statusMiB(pid, "RssFile");
+            String status = ProcessMemory.status(pid);
+            long rss = ProcessMemory.statusMiB(status, "VmRSS");
+            long anon = ProcessMemory.statusMiB(status, "RssAnon");
+            long paged = ProcessMemory.statusMiB(status, "RssFile");
             assertTrue(rss > 0 && anon > 0 && paged > 0, rss + " " + anon + " " + paged);
             assertTrue(anon + paged <= rss + 2, "the parts within the whole: " + anon + " + " + paged + " vs " + rss);
             long open = ProcessMemory.openFiles(pid);
