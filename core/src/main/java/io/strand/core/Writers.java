@@ -3,10 +3,7 @@ package io.strand.core;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 import java.util.function.LongConsumer;
 
@@ -15,8 +12,8 @@ import java.util.function.LongConsumer;
  * same named thread, in submission order, so a log's appender and a doc's current value each have
  * exactly one writer and a future cross-object transaction has one place to run.
  *
- * <p>Group commit: each thread drains what is queued (up to {@code maxBatch} turns), runs the
- * turns, then hands the records they logged to its {@link CommitLog} lane (in {@code fsync} mode the
+ * <p>Group commit ({@link GroupCommitter}, one per writer thread): each thread drains what is queued
+ * (up to {@code maxBatch} turns), runs the turns, then hands the records they logged to its {@link CommitLog} lane (in {@code fsync} mode the
  * {@link WriteAheadLog}'s, one durable write; in {@code os} mode {@link CommitLog#none()}'s, which
  * logs nothing), then runs their after-durable hooks, then completes their futures.
  * Concurrent writers therefore share one device flush, and a future log+doc transaction is one
@@ -46,10 +43,10 @@ public final class Writers implements AutoCloseable {
     public static final class Commit {
         /** False when the lane logs nothing ({@code os} mode: the page cache is the durability); records then stay empty. */
         private final boolean logging;
-        private final GroupRecords records = new GroupRecords();
-        private final List<Runnable> afterDurable = new ArrayList<>();
+        final GroupRecords records = new GroupRecords();
+        final List<Runnable> afterDurable = new ArrayList<>();
 
-        private Commit(boolean logging) {
+        Commit(boolean logging) {
             this.logging = logging;
         }
 
@@ -76,28 +73,25 @@ public final class Writers implements AutoCloseable {
         /** Hooks registered before the current turn; a turn that fails drops the ones it added. */
         private int hooksAtMark;
 
-        private int mark() {
+        int mark() {
             hooksAtMark = afterDurable.size();
             return records.mark();
         }
 
         /** Undoes what a failed turn logged and the hooks it registered: none of its changes are published. */
-        private void rollback(int mark) {
+        void rollback(int mark) {
             records.reset(mark);
             afterDurable.subList(hooksAtMark, afterDurable.size()).clear();
         }
 
-        private void clear() {
+        void clear() {
             records.clear();
             afterDurable.clear();
         }
     }
 
-    private record Task<T>(Turn<T> turn, CompletableFuture<T> future) {
-    }
-
     /** The writer whose turn the calling thread holds, while it holds one. */
-    private static final ThreadLocal<Worker> HOLDING = new ThreadLocal<>();
+    static final ThreadLocal<GroupCommitter> HOLDING = new ThreadLocal<>();
     /** The loop host of the calling thread, if it is an event loop that {@link LoopHost#attach attached} one. */
     private static final ThreadLocal<LoopHost> HOST = new ThreadLocal<>();
 
@@ -114,7 +108,7 @@ public final class Writers implements AutoCloseable {
          * rate when the loop ran their groups itself, see {@code docs/measurements.md}).
          */
         public static final int RUN_AT_MOST_BYTES = 8 << 10;
-        private final List<Worker> pending = new ArrayList<>(4);
+        private final List<GroupCommitter> pending = new ArrayList<>(4);
         /** Request bytes whose turns were deferred since the last {@link #runDeferred}. */
         private long deferredBytes;
         /** True while {@link #deferring} runs: submissions from this thread are left for {@link #runDeferred}. */
@@ -168,18 +162,16 @@ public final class Writers implements AutoCloseable {
             pending.clear();
         }
 
-        private void add(Worker w) {
+        void add(GroupCommitter w) {
             if (!pending.contains(w)) {
                 pending.add(w);
             }
         }
     }
 
-    private final Worker[] workers;
+    private final GroupCommitter[] committers;
     private final Durability durability;
     private final CommitLog log;
-    private final LongConsumer syncNanosObserver;
-    private final IntConsumer groupSizeObserver;
     private final java.util.Map<Byte, CommitLog.Replayer> replayers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
@@ -210,13 +202,11 @@ public final class Writers implements AutoCloseable {
             throw new IllegalArgumentException("fsync durability needs a write-ahead log");
         }
         this.durability = durability;
-        this.syncNanosObserver = syncNanosObserver;
-        this.groupSizeObserver = groupSizeObserver;
-        this.workers = new Worker[threads];
+        this.committers = new GroupCommitter[threads];
         for (int i = 0; i < threads; i++) {
             CommitLog.Lane lane = durability == Durability.FSYNC ? this.log.lane(i) : CommitLog.none().lane(i);
-            workers[i] = new Worker(name + "-writer-" + i, maxBatch, lane);
-            workers[i].thread.start();
+            committers[i] = new GroupCommitter(name + "-writer-" + i, maxBatch, lane, syncNanosObserver, groupSizeObserver);
+            committers[i].thread.start();
         }
     }
 
@@ -251,9 +241,9 @@ public final class Writers implements AutoCloseable {
     /** Queues {@code turn} on the writer that owns {@code owner}; never blocks. */
     public <T> CompletableFuture<T> submit(String owner, Turn<T> turn) {
         CompletableFuture<T> future = new CompletableFuture<>();
-        Worker worker = workers[writerOf(owner)];
+        GroupCommitter worker = committers[writerOf(owner)];
         LoopHost host = HOST.get();
-        if (!worker.offer(new Task<>(turn, future), host != null && host.deferringNow ? host : null)) {
+        if (!worker.offer(new GroupCommitter.Task<>(turn, future), host != null && host.deferringNow ? host : null)) {
             future.completeExceptionally(StrandException.stopping());
         }
         return future;
@@ -265,7 +255,7 @@ public final class Writers implements AutoCloseable {
      * competing with another loop for its turn.
      */
     public int writerOf(String owner) {
-        return Math.floorMod(owner.hashCode(), workers.length);
+        return Math.floorMod(owner.hashCode(), committers.length);
     }
 
     /**
@@ -273,7 +263,7 @@ public final class Writers implements AutoCloseable {
      * refuses every later group until a restart (health reports this). Any thread.
      */
     public java.util.Optional<String> failure() {
-        for (Worker w : workers) {
+        for (GroupCommitter w : committers) {
             Throwable f = w.laneFailure;
             if (f != null) {
                 return java.util.Optional.of(w.thread.getName() + ": " + f.getMessage());
@@ -292,7 +282,7 @@ public final class Writers implements AutoCloseable {
      * restarts), or null: what per-writer state of an owner (a journal lane, a txn slot) is keyed by.
      */
     public static String currentWriter() {
-        Worker w = HOLDING.get();
+        GroupCommitter w = HOLDING.get();
         return w == null ? null : w.thread.getName();
     }
 
@@ -306,7 +296,7 @@ public final class Writers implements AutoCloseable {
      * it fails.
      */
     public static boolean flushAtGroupEnd(Runnable flush) {
-        Worker w = HOLDING.get();
+        GroupCommitter w = HOLDING.get();
         if (w != null && w.completing) {
             w.groupEndFlushes.add(flush);
             return true;
@@ -316,10 +306,10 @@ public final class Writers implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Worker w : workers) {
+        for (GroupCommitter w : committers) {
             w.stop();
         }
-        for (Worker w : workers) {
+        for (GroupCommitter w : committers) {
             try {
                 w.thread.join(TimeUnit.SECONDS.toMillis(10));
             } catch (InterruptedException e) {
@@ -329,296 +319,12 @@ public final class Writers implements AutoCloseable {
         log.close();
     }
 
-    /** One group commit: its turns, their outcomes, and what they logged. Owned by its worker. */
-    private static final class Group {
-        final List<Task<?>> tasks = new ArrayList<>();
-        final List<Outcome> outcomes = new ArrayList<>();
-        final Commit commit;
-
-        Group(boolean logging) {
-            this.commit = new Commit(logging);
-        }
-
-        boolean hasRecords() {
-            return !commit.records.isEmpty();
-        }
-
-        void clear() {
-            tasks.clear();
-            outcomes.clear();
-            commit.clear();
-        }
-    }
-
     /**
      * Most groups a loop runs on one writer before it sleeps; what is left then goes to the writer
      * thread. Against 1 (`strand bench`, 16 sockets over two loops, two pairs): 32 in flight 11.8 and
      * 10.4 µs of server CPU per append against 16.6 and 18.2, incr 30.3 and 37.7 µs against 42.2 and 41.3.
      */
     static final int LOOP_GROUPS_MAX = 4;
-
-    /** Wakes a writer so it sees it must stop. */
-    private static final Object STOP = new Object();
-
-    /**
-     * One writer: its queue, its thread and its turn. Group commit: the turn's holder takes what is
-     * queued, runs the turns, writes their records itself, then runs hooks and completes futures, all
-     * in order. While it waits on the device the next group queues up, so concurrent writers still
-     * share one flush. (A pipeline that handed each write to a flusher thread while the writer ran the
-     * next group's turns measured no faster here, 2 cores, once the box was busy: its hand-offs cost
-     * the CPU the turns needed.) After a failed write the lane stays failed: later groups built on the
-     * lost one's state must not be acknowledged either. Its mutable fields are owned by the turn's holder.
-     */
-    private final class Worker {
-        private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
-        /** Held by the one thread running a group: the writer thread or a {@link LoopHost}'s loop. */
-        private final AtomicBoolean turn = new AtomicBoolean();
-        private final int maxBatch;
-        private final CommitLog.Lane lane;
-        private final Thread thread;
-        private final Group group;
-        private final List<Object> taken;
-        /** True while the group's futures are being completed ({@link #flushAtGroupEnd} registers then). */
-        private boolean completing;
-        /** What {@link #flushAtGroupEnd} registered during the completing group, run after its last future. */
-        private final List<Runnable> groupEndFlushes = new ArrayList<>();
-        /** Written by the turn's holder only; read by health checks. */
-        private volatile Throwable laneFailure;
-        private volatile boolean running = true;
-        /** True while the writer thread parks (or is about to): a submitter or a holder letting go unparks it. */
-        private volatile boolean sleeping;
-
-        Worker(String name, int maxBatch, CommitLog.Lane lane) {
-            this.maxBatch = maxBatch;
-            this.lane = lane;
-            this.group = new Group(lane.logging());
-            this.taken = new ArrayList<>(maxBatch);
-            this.thread = Thread.ofPlatform().name(name).daemon().unstarted(this::loop);
-        }
-
-        /** Queues {@code task}: for {@code host} to run before its loop sleeps, or else for the writer thread. */
-        boolean offer(Task<?> task, LoopHost host) {
-            if (!running) {
-                return false;
-            }
-            queue.add(task);
-            if (host != null) {
-                host.add(this);
-            } else {
-                wake();
-            }
-            return true;
-        }
-
-        private void wake() {
-            if (sleeping) {
-                LockSupport.unpark(thread);
-            }
-        }
-
-        /** Never by interrupt: an interrupt closes a FileChannel in the middle of a write-ahead write. */
-        void stop() {
-            running = false;
-            queue.add(STOP);
-            LockSupport.unpark(thread);
-        }
-
-        /**
-         * A loop host: runs a group here if the turn is free, then up to {@link #LOOP_GROUPS_MAX} − 1
-         * more while turns are queued (another loop's, left to this holder), so the writer thread is
-         * not woken for them; the holder otherwise runs what was queued.
-         */
-        void runHere() {
-            if (turn.compareAndSet(false, true)) {
-                try {
-                    int groups = 0;
-                    do {
-                        runGroupHoldingTurn();
-                    } while (++groups < LOOP_GROUPS_MAX && !queue.isEmpty());
-                } finally {
-                    letGo();
-                }
-            }
-        }
-
-        /** Hands the turn back; wakes the writer thread for anything queued meanwhile (it may have seen the turn held). */
-        private void letGo() {
-            turn.set(false);
-            if (!queue.isEmpty()) {
-                wake();
-            }
-        }
-
-        private void loop() {
-            while (running || !queue.isEmpty() || turn.get()) {
-                if (queue.isEmpty() || turn.get()) {
-                    sleeping = true;
-                    if ((queue.isEmpty() || turn.get()) && running) { // re-checked after the flag: no wake-up is lost
-                        LockSupport.park(this);
-                        Thread.interrupted(); // not used to stop (a turn's interrupt would make every park return at once)
-                    }
-                    sleeping = false;
-                    if (!running && queue.isEmpty()) {
-                        if (!turn.get()) {
-                            break;
-                        }
-                        Thread.onSpinWait(); // a loop still runs its group; it lets go soon
-                    }
-                    continue;
-                }
-                if (turn.compareAndSet(false, true)) {
-                    try {
-                        runGroupHoldingTurn();
-                    } finally {
-                        turn.set(false); // this thread looks at the queue again itself
-                    }
-                }
-            }
-        }
-
-        /** One group commit by the turn's holder (the calling thread). */
-        private void runGroupHoldingTurn() {
-            HOLDING.set(this);
-            try {
-                Object item;
-                while (taken.size() < maxBatch && (item = queue.poll()) != null) {
-                    taken.add(item);
-                }
-                if (!roomForGroup(taken)) {
-                    taken.clear();
-                    return;
-                }
-                Throwable failed = laneFailure;
-                for (Object t : taken) {
-                    if (t == STOP) {
-                        continue;
-                    }
-                    if (failed != null) {
-                        refuse((Task<?>) t, failed); // never run: a refused write has changed nothing
-                    } else {
-                        runTurn((Task<?>) t);
-                    }
-                }
-                taken.clear();
-                int turns = group.tasks.size();
-                if (turns > 0) {
-                    complete(group.hasRecords() ? write() : null);
-                    groupSizeObserver.accept(turns);
-                }
-            } finally {
-                HOLDING.remove();
-            }
-        }
-
-        /**
-         * Makes sure the lane has room for this group before any turn runs; when it cannot (disk
-         * full), refuses the group's tasks: nothing was written, so the lane stays usable.
-         */
-        private boolean roomForGroup(List<Object> taken) {
-            if (laneFailure != null || taken.isEmpty() || (taken.size() == 1 && taken.getFirst() == STOP)) {
-                return true; // nothing to write (a stop signal alone needs no segment)
-            }
-            try {
-                lane.ensureRoom();
-                return true;
-            } catch (RuntimeException e) {
-                for (Object item : taken) {
-                    if (item != STOP) {
-                        ((Task<?>) item).future().completeExceptionally(e);
-                    }
-                }
-                return false;
-            }
-        }
-
-        private void runTurn(Task<?> task) {
-            Commit commit = group.commit;
-            int mark = commit.mark();
-            Outcome outcome;
-            try {
-                outcome = new Outcome(task.turn().run(commit), null);
-            } catch (Throwable t) {
-                commit.rollback(mark);
-                outcome = new Outcome(null, t);
-            }
-            group.tasks.add(task);
-            group.outcomes.add(outcome);
-        }
-
-        /**
-         * After a failed durable write the lane takes no more turns: they would build on changes that
-         * may be lost, and their own could not be made durable either. Nothing of theirs ran.
-         */
-        private void refuse(Task<?> task, Throwable laneFailed) {
-            task.future().completeExceptionally(new StrandException(ErrorCode.UNAVAILABLE,
-                    "not applied: writer " + thread.getName() + " stopped taking writes after a failed durable write ("
-                            + laneFailed.getMessage() + "); they resume after a restart",
-                    java.util.Map.of("retryable", true), laneFailed));
-        }
-
-        /**
-         * A failed write leaves its group's turns applied in the stores' page cache (a queue excerpt,
-         * a doc value) but not durable: after a crash they may be there or not, so each is answered
-         * {@link ErrorCode#OUTCOME_UNKNOWN}, never an error that says nothing changed.
-         */
-        private Throwable write() {
-            long start = System.nanoTime();
-            try {
-                lane.write(group.commit.records);
-                return null;
-            } catch (Throwable t) {
-                return outcomeUnknown("it could not be made durable (" + t.getMessage() + ")", t);
-            } finally {
-                syncNanosObserver.accept(System.nanoTime() - start);
-            }
-        }
-
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        private void complete(Throwable failure) {
-            if (failure != null && group.hasRecords() && laneFailure == null) {
-                laneFailure = failure;
-            }
-            if (failure == null) {
-                for (Runnable hook : group.commit.afterDurable) {
-                    try {
-                        hook.run();
-                    } catch (RuntimeException e) {
-                        failure = outcomeUnknown("a step after it was made durable failed (" + e + ")", e);
-                    }
-                }
-            }
-            completing = true;
-            for (int i = 0; i < group.tasks.size(); i++) {
-                Task task = group.tasks.get(i);
-                Outcome outcome = group.outcomes.get(i);
-                if (outcome.error != null) {
-                    task.future().completeExceptionally(outcome.error);
-                } else if (failure != null) {
-                    task.future().completeExceptionally(failure);
-                } else {
-                    task.future().complete(outcome.value);
-                }
-            }
-            completing = false;
-            group.clear();
-            runGroupEndFlushes();
-        }
-
-        private void runGroupEndFlushes() {
-            List<Runnable> flushes = groupEndFlushes;
-            for (int i = 0; i < flushes.size(); i++) {
-                try {
-                    flushes.get(i).run();
-                } catch (Throwable t) {
-                    // a flush is a socket write whose owner hands its work on when it fails; the writer goes on
-                }
-            }
-            flushes.clear();
-        }
-    }
-
-    private record Outcome(Object value, Throwable error) {
-    }
 
     /** The answer to a write that ran but may not be durable: retry idempotently. */
     static StrandException outcomeUnknown(String why, Throwable cause) {
