@@ -151,7 +151,8 @@ public final class StrandServer implements AutoCloseable {
                     + " directory is its own; give every node the same --cold to tier them)"));
         } else {
             Stores home = Stores.open("strand", config, config.dataDir(), config.durability(), config.writerThreads(), metrics, freeSpace);
-            this.placement = new SingleNode(home);
+            this.dsStates = new DsStates(false, config.dsLongPollTimeout());
+            this.placement = new SingleNode(home, dsStates); // native writes may not bypass a stream's rules
             this.cluster = null;
             this.writers = home.writers();
             this.disk = home.disk();
@@ -159,7 +160,6 @@ public final class StrandServer implements AutoCloseable {
             this.docs = home.docs();
             this.coldTier = openColdTier(config);
             logs.enableColdTier(coldTier);
-            this.dsStates = new DsStates(false, config.dsLongPollTimeout());
             // after the replay: the worker's first pass finishes trims a crash interrupted
             home.startRetention(config.retentionDefaults(), config.retentionCheckInterval(), null);
         }

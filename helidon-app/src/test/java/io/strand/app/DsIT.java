@@ -339,6 +339,71 @@ class DsIT {
         assertEquals(404, send("GET", "/ds/acme/_log/no-such-log?offset=-1", (String) null).statusCode());
     }
 
+    @Test
+    void nativeWritesToAStreamsLogShouldBeRefusedAndLeaveTheStreamAsItWas() {
+        String closed = fresh("native-closed");
+        assertEquals(201, send("PUT", closed, "[{\"a\":1}]", "Content-Type", "application/json", "Stream-Closed", "true")
+                .statusCode());
+        String bytes = fresh("native-bytes");
+        assertEquals(201, send("PUT", bytes, "abc", "Content-Type", "text/plain").statusCode());
+        String closedLog = logOf(closed);
+        String bytesLog = logOf(bytes);
+
+        var append = server.http.post("/v1/ws/acme/logs/" + closedLog + "/entries", "{\"data\":{\"after\":\"close\"}}");
+        assertEquals(409, append.status(), append.body());
+        assertEquals("stream_conflict", append.errorCode());
+        assertTrue(append.body().contains(closed.substring("/ds/acme/".length())), "names the stream: " + append.body());
+        var inTxn = server.http.post("/v1/ws/acme/txn", "{\"append\":[{\"log\":\"" + bytesLog + "\",\"data\":\"not-base64\"}]}");
+        assertEquals(409, inTxn.status(), inTxn.body());
+        var delete = server.http.delete("/v1/ws/acme/logs/" + bytesLog);
+        assertEquals(409, delete.status(), delete.body());
+
+        HttpResponse<byte[]> closedRead = send("GET", closed + "?offset=-1", (String) null);
+        assertEquals("[{\"a\":1}]", text(closedRead), "a closed stream did not grow");
+        assertEquals("true", header(closedRead, "Stream-Closed"));
+        assertEquals("abc", text(send("GET", bytes + "?offset=-1", (String) null)), "the byte stream still decodes");
+        assertEquals(1, server.http.get("/v1/ws/acme/logs/" + bytesLog).json().path("head").asLong(), "nothing appended");
+        var page = server.http.get("/v1/ws/acme/logs/" + closedLog + "/entries?from=1");
+        assertEquals(200, page.status(), "native reads stay open: " + page.body());
+    }
+
+    @Test
+    void readsBelowATrimShouldAnswer410AndReadsFromTheStartShouldBeginAtTheFirstEntryKept() throws Exception {
+        String s = fresh("trimmed");
+        assertEquals(201, send("PUT", s, "[1,2,3,4,5]", "Content-Type", "application/json").statusCode());
+        String log = logOf(s);
+        var trim = server.http.post("/v1/ws/acme/logs/" + log + "/trim", "{\"before\":4}");
+        assertEquals(200, trim.status(), trim.body());
+
+        String belowFirst = "0000000000000001_0000000000000000";
+        HttpResponse<byte[]> gone = send("GET", s + "?offset=" + belowFirst, (String) null);
+        assertEquals(410, gone.statusCode(), text(gone));
+        assertTrue(text(gone).contains("0000000000000003_0000000000000000"), "says where reading can go on: " + text(gone));
+        assertEquals(410, send("GET", s + "?offset=" + belowFirst + "&live=long-poll", (String) null).statusCode());
+        assertEquals(410, send("GET", s + "?offset=" + belowFirst + "&live=sse", (String) null).statusCode());
+        HttpResponse<byte[]> fromStart = send("GET", s + "?offset=-1", (String) null);
+        assertEquals("[4,5]", text(fromStart), "from the start: the entries kept");
+        assertEquals("[4,5]", text(send("GET", s + "?offset=0000000000000003_0000000000000000", (String) null)));
+        assertEquals("[5]", text(send("GET", s + "?offset=0000000000000004_0000000000000000", (String) null)));
+    }
+
+    @Test
+    void aByteStreamsOffsetShouldStartInsideItsEntryAndAJsonStreamsShouldBeWhole() {
+        String s = fresh("byte-offset");
+        assertEquals(201, send("PUT", s, "hello", "Content-Type", "text/plain").statusCode());
+        assertEquals(204, send("POST", s, " world", "Content-Type", "text/plain").statusCode());
+        assertEquals("lo world", text(send("GET", s + "?offset=0000000000000000_0000000000000003", (String) null)));
+        assertEquals("orld", text(send("GET", s + "?offset=0000000000000001_0000000000000002", (String) null)));
+        assertEquals(" world", text(send("GET", s + "?offset=0000000000000000_0000000000000005", (String) null)),
+                "the entry's length is the next entry's start");
+        assertEquals(400, send("GET", s + "?offset=0000000000000000_0000000000000099", (String) null).statusCode());
+        assertEquals(400, send("GET", s + "?offset=0000000000000002_0000000000000001", (String) null).statusCode(),
+                "no entry to be inside of");
+        String j = fresh("json-offset");
+        assertEquals(201, send("PUT", j, "[1,2]", "Content-Type", "application/json").statusCode());
+        assertEquals(400, send("GET", j + "?offset=0000000000000000_0000000000000001", (String) null).statusCode());
+    }
+
     /** The native log holding DS stream {@code dsUrlPath}, or null. */
     static String logOf(String dsUrlPath) {
         for (JsonNode n : Json.parse(send("GET", "/v1/ws/acme/logs?limit=1000", (String) null).body()).get("logs")) {

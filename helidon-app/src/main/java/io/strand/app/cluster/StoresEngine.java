@@ -39,7 +39,7 @@ final class StoresEngine implements ShardEngine {
     StoresEngine(Stores stores, Runnable beforeClose, ReplicatedStreams streams) {
         this.stores = stores;
         stores.logs().applyInLogOrder(); // every command's effect in apply order, appends included
-        this.writes = new LocalWrites(ws -> stores);
+        this.writes = new LocalWrites(ws -> stores, streams == null ? io.strand.app.stores.StreamBackedLogs.NONE : streams);
         this.beforeClose = beforeClose;
         this.streams = streams;
     }

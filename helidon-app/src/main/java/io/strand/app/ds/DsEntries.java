@@ -3,6 +3,7 @@ package io.strand.app.ds;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import io.strand.core.ErrorCode;
 import io.strand.core.StrandException;
 import io.strand.logtier.LogStore;
 import io.strand.logtier.PageInfo;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 
 /**
  * How DS bodies become Strand entries and back. JSON streams: each message is one entry holding
@@ -102,6 +104,20 @@ final class DsEntries {
 
     /** Reads from {@code from} (≥ 1) up to about {@link #READ_CHUNK_BYTES}. */
     static Chunk read(LogStore logs, DsStream s, long from) {
+        return read(logs, s, from, 0);
+    }
+
+    /**
+     * Reads from {@code from} (≥ 1) up to about {@link #READ_CHUNK_BYTES}, a byte stream's first entry
+     * without its first {@code skip} bytes (an offset's byte part; 0 for JSON streams, see
+     * {@link DsOffset}).
+     *
+     * @throws StrandException {@code 410 gone} when {@code from} is past the start (≥ 2) but below the
+     *         log's first retained seq (a trim or retention took the entries the offset points at: never
+     *         a silent skip; reading from the start begins at the first retained entry); {@code 400
+     *         bad_request} when {@code skip} is past the end of entry {@code from} or that entry does not exist
+     */
+    static Chunk read(LogStore logs, DsStream s, long from, long skip) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         boolean json = s.json();
         int[] n = {0};
@@ -110,6 +126,7 @@ final class DsEntries {
             out.write('[');
         }
         Base64.Decoder dec = Base64.getDecoder();
+        long[] skipped = {skip > 0 ? -1 : 0};
         PageInfo page = logs.readChunk(s.ws, s.logName, from, 1000, READ_CHUNK_BYTES, (seq, ts, key, data, offset, length) -> {
             if (json) {
                 if (n[0] > 0) {
@@ -118,11 +135,27 @@ final class DsEntries {
                 out.write(data, offset, length);
             } else {
                 ByteBuffer raw = dec.decode(ByteBuffer.wrap(data, offset + 1, length - 2));
-                out.write(raw.array(), raw.arrayOffset() + raw.position(), raw.remaining());
+                int cut = 0;
+                if (n[0] == 0 && skip > 0 && seq == from) {
+                    skipped[0] = raw.remaining();
+                    cut = (int) Math.min(skip, raw.remaining());
+                }
+                out.write(raw.array(), raw.arrayOffset() + raw.position() + cut, raw.remaining() - cut);
             }
             n[0]++;
             last[0] = seq;
         });
+        if (page.gap() != null && from > 1) {
+            throw new StrandException(ErrorCode.GONE, "offset " + DsOffset.after(from - 1) + " is no longer stored: the log"
+                    + " was trimmed (retention or a trim) and now starts at seq " + page.first() + "; read again from "
+                    + DsOffset.after(page.first() - 1) + " (offset -1 reads from there too)",
+                    Map.of("first", page.first(), "offset", DsOffset.after(page.first() - 1).toString()));
+        }
+        if (skip > 0 && skipped[0] < skip) {
+            throw StrandException.badRequest(skipped[0] < 0 ? "the offset's byte part points into entry " + from
+                    + ", which does not exist" : "the offset's byte part (" + skip + ") is past the end of entry " + from
+                    + " (" + skipped[0] + " bytes)");
+        }
         if (json) {
             out.write(']');
         }

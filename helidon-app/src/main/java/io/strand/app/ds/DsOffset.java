@@ -7,8 +7,9 @@ import java.util.regex.Pattern;
  * The one mapping between Durable Streams offsets and Strand seqs. An offset is
  * {@code SSSSSSSSSSSSSSSS_BBBBBBBBBBBBBBBB}: {@code S} is the seq of the last entry consumed (the
  * next read starts at {@code S+1}), {@code B} bytes into entry {@code S+1} (0 at entry boundaries;
- * only fork sub-offsets use it). Both fields are fixed-width decimal, so string order is position
- * order; the all-zero offset is the start. Immutable.
+ * a byte stream's read starts that far into the entry; fork sub-offsets come in their own header).
+ * Both fields are fixed-width decimal, so string order is position order; the all-zero offset is
+ * the start. Immutable.
  */
 public record DsOffset(long seq, long sub) {
     private static final Pattern FORMAT = Pattern.compile("\\d{16}_\\d{16}");

@@ -59,16 +59,21 @@ final class DsReader {
         boolean now = "now".equals(offsetText);
         DsOffset offset = offsetText == null || now ? DsOffset.START : DsOffset.parse(offsetText);
         long from = now ? streams.head(s) + 1 : offset.nextSeq();
+        long skip = offset.sub(); // bytes into entry `from` (byte streams only)
+        if (skip != 0 && s.json()) {
+            throw StrandException.badRequest("offset " + offset + ": a JSON stream's offsets end in _0000000000000000"
+                    + " (its entries are whole messages)");
+        }
         if (live == null) {
-            catchUp(req, res, s, from, now);
+            catchUp(req, res, s, from, skip, now);
         } else if (live.equals("long-poll")) {
-            longPoll(req, res, s, from);
+            longPoll(req, res, s, from, skip);
         } else {
-            sse(req, res, s, from);
+            sse(req, res, s, from, skip);
         }
     }
 
-    private void catchUp(ServerRequest req, ServerResponse res, DsStream s, long from, boolean now) {
+    private void catchUp(ServerRequest req, ServerResponse res, DsStream s, long from, long skip, boolean now) {
         boolean closed = s.closed;
         if (now) {
             res.header(HeaderNames.CONTENT_TYPE, s.contentType);
@@ -81,8 +86,9 @@ final class DsReader {
             res.status(Status.OK_200).send(s.json() ? "[]".getBytes(StandardCharsets.UTF_8) : new byte[0]);
             return;
         }
-        DsEntries.Chunk c = DsEntries.read(logs, s, from);
-        String etag = "\"" + s.logName + ":" + (from - 1) + ":" + c.lastSeq() + (closed && c.upToDate() ? ":c" : "") + "\"";
+        DsEntries.Chunk c = DsEntries.read(logs, s, from, skip);
+        String etag = "\"" + s.logName + ":" + (from - 1) + (skip > 0 ? "+" + skip : "") + ":" + c.lastSeq()
+                + (closed && c.upToDate() ? ":c" : "") + "\"";
         res.header(HeaderNames.ETAG, etag);
         chunkHeaders(res, s, c, closed);
         res.header(HeaderNames.CACHE_CONTROL, "private, max-age=60, stale-while-revalidate=300");
@@ -105,13 +111,13 @@ final class DsReader {
         }
     }
 
-    private void longPoll(ServerRequest req, ServerResponse res, DsStream s, long from) {
+    private void longPoll(ServerRequest req, ServerResponse res, DsStream s, long from, long skip) {
         String cursor = cursor(req.query().contains("cursor") ? req.query().get("cursor") : null);
         long deadline = System.currentTimeMillis() + longPollMillis;
         try (LogWatch watch = logs.watch(s.ws, s.logName)) {
             while (true) {
                 boolean closed = s.closed;
-                DsEntries.Chunk c = DsEntries.read(logs, s, from);
+                DsEntries.Chunk c = DsEntries.read(logs, s, from, skip);
                 if (c.entries() > 0) {
                     chunkHeaders(res, s, c, closed);
                     res.header(DsHeaders.CURSOR, cursor);
@@ -139,8 +145,11 @@ final class DsReader {
         }
     }
 
-    private void sse(ServerRequest req, ServerResponse res, DsStream s, long from) {
+    private void sse(ServerRequest req, ServerResponse res, DsStream s, long from, long skip) {
         String cursor = cursor(req.query().contains("cursor") ? req.query().get("cursor") : null);
+        // the first read before the stream starts: an offset that is gone or refused is an error answer
+        boolean closedFirst = s.closed;
+        DsEntries.Chunk first = DsEntries.read(logs, s, from, skip);
         res.header(HeaderNames.CONTENT_TYPE, "text/event-stream");
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
         boolean base64 = !s.textual();
@@ -152,8 +161,9 @@ final class DsReader {
         boolean toldUpToDate = false;
         try (LogWatch watch = logs.watch(s.ws, s.logName); OutputStream out = res.outputStream()) {
             while (true) {
-                boolean closed = s.closed;
-                DsEntries.Chunk c = DsEntries.read(logs, s, from);
+                boolean closed = first != null ? closedFirst : s.closed;
+                DsEntries.Chunk c = first != null ? first : DsEntries.read(logs, s, from);
+                first = null;
                 boolean finished = closed && c.upToDate();
                 if (c.entries() > 0) {
                     event(out, "data", base64 ? Base64.getEncoder().encodeToString(c.body())
@@ -174,6 +184,12 @@ final class DsReader {
             }
         } catch (IOException | UncheckedIOException e) {
             // the client went away
+        } catch (StrandException e) {
+            // retention trimmed past this reader while it was connected: the connection ends without a
+            // control event, and the reconnect from its last offset gets the 410
+            if (e.code() != io.strand.core.ErrorCode.GONE) {
+                throw e;
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

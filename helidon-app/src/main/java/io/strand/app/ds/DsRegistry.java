@@ -67,6 +67,11 @@ public final class DsRegistry {
         return byPath.get(key(ws, path));
     }
 
+    /** The stream log {@code log} holds, or null. */
+    DsStream forLog(String ws, String log) {
+        return byLog.get(key(ws, log));
+    }
+
     /** Adds {@code dsPath} and {@code contentType} to a native log's info when the log holds a DS stream. */
     public void annotate(String ws, String log, com.fasterxml.jackson.databind.node.ObjectNode info) {
         DsStream s = byLog.get(key(ws, log));

@@ -74,4 +74,10 @@ final class DsState {
     void annotate(String ws, String log, ObjectNode info) {
         registry.annotate(ws, log, info);
     }
+
+    /** The DS path of the stream {@code log} holds, or null. */
+    String streamPath(String ws, String log) {
+        DsStream s = registry.forLog(ws, log);
+        return s == null ? null : s.path;
+    }
 }

@@ -86,6 +86,11 @@ public final class DsStates implements ReplicatedStreams, AutoCloseable {
     }
 
     @Override
+    public String streamPath(Stores stores, String ws, String log) {
+        return of(stores).streamPath(ws, log);
+    }
+
+    @Override
     public byte[] apply(Stores stores, byte[] call, long stampedAtMillis) {
         return of(stores).apply(DsCall.read(call), stampedAtMillis).bytes();
     }

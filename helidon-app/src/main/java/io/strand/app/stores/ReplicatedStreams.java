@@ -5,7 +5,7 @@ package io.strand.app.stores;
  * applies from its shard's log, the moment before a snapshot of its stores, and the moment they
  * close. Called on the shard's apply thread only; implementations keep their state per store set.
  */
-public interface ReplicatedStreams {
+public interface ReplicatedStreams extends StreamBackedLogs {
     /**
      * Applies one Durable Streams write ({@code call}, bytes the endpoint wrote) to {@code stores} as
      * of the leader's stamp, after every earlier command took effect; returns the answer's bytes. A
@@ -19,4 +19,10 @@ public interface ReplicatedStreams {
 
     /** {@code stores} close (a snapshot replaces them, the replica moves, the node stops): forget what was built on them. */
     void closing(Stores stores);
+
+    /** None, unless the endpoint keeps streams in {@code stores} ({@link StreamBackedLogs}). */
+    @Override
+    default String streamPath(Stores stores, String ws, String log) {
+        return null;
+    }
 }

@@ -8,8 +8,13 @@ public final class SingleNode implements Placement {
     private final LocalWrites writes;
 
     public SingleNode(Stores stores) {
+        this(stores, StreamBackedLogs.NONE);
+    }
+
+    /** @param streams which logs hold a Durable Streams stream (native appends and deletes of them are refused) */
+    public SingleNode(Stores stores, StreamBackedLogs streams) {
         this.stores = stores;
-        this.writes = new LocalWrites(ws -> stores);
+        this.writes = new LocalWrites(ws -> stores, streams);
     }
 
     @Override
