@@ -92,16 +92,17 @@ import org.apache.ratis.util.TimeDuration;
  *       append-concurrent}, two alternated pairs (17:51–18:01, probes p50 0.022–0.035 ms), 4 MiB → 64 KiB:
  *       each node's log sync p50 0.36–0.49 → 0.12–0.32 ms, serial 1,147 and 1,221 → 1,304 and 1,307
  *       appends/s, 32 in flight 26,025 and 27,537 → 29,276 and 35,082.</li>
- *   <li>Appender byte limit 2 MiB and write buffer 2 MiB + 64 KiB: an entry of up to
- *       {@link ShardEntry#MAX_BYTES} plus framing fits, and each group's direct write buffer stays small
- *       (the default is 8 MiB per group).</li>
+ *   <li>Appender byte limit and write buffer: {@link ShardEntry#MAX_COMMAND_BYTES} plus 64 KiB (and
+ *       64 KiB more for the buffer), so the largest entry (one command alone) fits; each group's direct
+ *       write buffer stays under Ratis's default of 8 MiB. Both were 2 MiB, when a command was at most
+ *       {@link ShardEntry#MAX_BYTES}.</li>
  * </ul>
  */
 final class RatisConfig {
-    private static final SizeInBytes ENTRY_LIMIT = SizeInBytes.valueOf(2L << 20);
+    private static final SizeInBytes ENTRY_LIMIT = SizeInBytes.valueOf(ShardEntry.MAX_COMMAND_BYTES + (64L << 10));
     /** A snapshot due by log bytes ({@link SnapshotPolicy#MAX_LOG_BYTES}) may come before the entry interval. */
     private static final int PURGE_GAP_MAX = 1024;
-    private static final SizeInBytes WRITE_BUFFER = SizeInBytes.valueOf((2L << 20) + (64 << 10));
+    private static final SizeInBytes WRITE_BUFFER = SizeInBytes.valueOf(ENTRY_LIMIT.getSize() + (64 << 10));
     /**
      * Largest piece of a snapshot file in one install request. A leader's appender keeps up to 8
      * requests of a snapshot stream outstanding, each read into a heap array: with Ratis's default of

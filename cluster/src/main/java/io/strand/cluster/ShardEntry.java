@@ -40,8 +40,14 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 public final class ShardEntry {
     /** Commands per entry at most ({@link ShardProposer} batches up to it). */
     public static final int MAX_COMMANDS = 1_000;
-    /** Bytes of commands per entry at most, before the framing. */
+    /** Bytes of commands the proposer gathers into one entry, before the framing; a larger command rides alone. */
     public static final int MAX_BYTES = 1 << 20;
+    /**
+     * Bytes of one command at most: an append at SPEC §2's limits (4 MiB of entry data, 1,000 entries)
+     * with its names, keys and lengths, or a txn of a body at the 4 MiB body limit. It was
+     * {@link #MAX_BYTES}, so a cluster refused a batch over 1 MiB that a single node takes.
+     */
+    public static final int MAX_COMMAND_BYTES = 5 << 20;
     static final int STAMP_BYTES = 8;
 
     private ShardEntry() {

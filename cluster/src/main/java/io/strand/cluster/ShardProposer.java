@@ -128,9 +128,9 @@ public final class ShardProposer {
         if (shard < 0 || shard >= lanes.length) {
             throw new IllegalArgumentException("shard must be 0.." + (lanes.length - 1) + ", not " + shard);
         }
-        if (command.length > ShardEntry.MAX_BYTES) {
+        if (command.length > ShardEntry.MAX_COMMAND_BYTES) {
             return CompletableFuture.failedFuture(StrandException.tooLarge("a shard command is at most "
-                    + ShardEntry.MAX_BYTES + " bytes, not " + command.length));
+                    + ShardEntry.MAX_COMMAND_BYTES + " bytes, not " + command.length));
         }
         Pending p = new Pending(command, new CompletableFuture<>());
         failUnavailableAfter(timers, p.reply, shard, timeout, "no commit within " + timeout.toMillis() + " ms");

@@ -148,6 +148,44 @@ class LogsHttpIT {
         assertEquals("not_found", info.errorCode());
     }
 
+    /**
+     * Batches up to SPEC §2's limits (1,000 entries, 4 MiB) are appended, over HTTP and inside a txn.
+     * One append is one Chronicle excerpt, and a block of 4 MiB capped an excerpt at 1 MiB: a 1.1 MB
+     * batch was a 500, and in a txn a 503 outcome_unknown after its commit record (found by an audit).
+     */
+    @Test
+    void batchesUpToTheLimitsShouldBeAppendedOverHttpAndInATxn() {
+        String chars = "a".repeat(200_000);
+        StringBuilder body = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i < 20; i++) {
+            body.append(i == 0 ? "" : ",").append("{\"data\":\"").append(chars).append("\"}");
+        }
+        Http.Reply big = http.post("/v1/ws/acme/logs/big-batch/entries", body.append("]}").toString());
+        assertEquals(200, big.status(), big.body().length() > 300 ? big.body().substring(0, 300) : big.body());
+        assertEquals(20, big.json().get("lastSeq").asLong());
+        JsonNode last = http.get("/v1/ws/acme/logs/big-batch/entries?from=20").json().get("entries").get(0);
+        assertEquals(200_000, last.get("data").asText().length());
+        StringBuilder txn = new StringBuilder("{\"append\":[{\"log\":\"big-txn\",\"entries\":[");
+        for (int i = 0; i < 11; i++) {
+            txn.append(i == 0 ? "" : ",").append("{\"data\":\"").append(chars, 0, 100_000).append("\"}");
+        }
+        Http.Reply inTxn = http.post("/v1/ws/acme/txn", txn.append("]}]}").toString());
+        assertEquals(200, inTxn.status(), inTxn.body().length() > 300 ? inTxn.body().substring(0, 300) : inTxn.body());
+        assertEquals(11, http.get("/v1/ws/acme/logs/big-txn").json().get("head").asLong());
+    }
+
+    /** SPEC §4: a log never appended to has no info; an append refused before anything was written creates none. */
+    @Test
+    void aRefusedFirstAppendShouldLeaveNoLogBehind() {
+        expect(409, "seq_mismatch", http.post("/v1/ws/acme/logs/phantom/entries", "{\"data\":1,\"expectedLastSeq\":5}"));
+        assertEquals(0, http.post("/v1/ws/acme/logs/phantom/entries", "{\"data\":1,\"expectedLastSeq\":5}")
+                .json().path("error").path("head").asLong());
+        expect(404, "not_found", http.get("/v1/ws/acme/logs/phantom"));
+        assertFalse(http.get("/v1/ws/acme/logs?limit=1000").body().contains("\"phantom\""), "not listed");
+        assertEquals(1, http.post("/v1/ws/acme/logs/phantom/entries", "{\"data\":1,\"expectedLastSeq\":0}")
+                .json().get("firstSeq").asLong(), "expectedLastSeq 0 still creates it");
+    }
+
     @Test
     void badInputShouldGetClearErrorsAndLoseNothing() {
         assertEquals(200, http.post("/v1/ws/acme/logs/bad/entries", "{\"data\":1}").status());

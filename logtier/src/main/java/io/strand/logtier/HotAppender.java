@@ -72,6 +72,11 @@ final class HotAppender implements AutoCloseable {
     }
 
     private void claim(long excerptBytes, int count) {
+        long most = hot.queue.overlapSize() - HotLog.EXCERPT_OVERHEAD_BYTES;
+        if (excerptBytes > most) { // Chronicle would fail the write part-way; refused before anything is written
+            throw StrandException.tooLarge("the batch takes " + excerptBytes + " bytes stored (data, keys and headers);"
+                    + " one append holds at most " + most);
+        }
         long need = excerptBytes + (long) HotLog.EXCERPT_OVERHEAD_BYTES * count;
         if (hot.queue.cycle() != hot.index.lastCycle()) {
             need += HotLog.NEW_FILE_BYTES; // this append opens a new cycle file

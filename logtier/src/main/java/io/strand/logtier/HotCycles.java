@@ -157,14 +157,14 @@ final class HotCycles {
         }
     }
 
-    /** Bytes of the queue's cycle files on disk (what dropping cycles gives back). Any thread. */
+    /** Bytes the queue's cycle files take on disk (what dropping cycles gives back; {@link AllocatedBytes}). Any thread. */
     long diskBytes() {
         long total = 0;
         try (var files = Files.list(hot.dir)) {
             for (Path f : (Iterable<Path>) files::iterator) {
                 if (f.getFileName().toString().endsWith(".cq4")) {
                     try {
-                        total += Files.size(f);
+                        total += AllocatedBytes.of(f);
                     } catch (java.io.IOException gone) {
                         // dropped meanwhile
                     }

@@ -263,9 +263,14 @@ final class LogAppender {
     /** Refuses {@code req} when it names an {@code expectedLastSeq} other than the log's {@code head}. */
     private static void requireHead(String name, AppendRequest req, long head) {
         if (req.expectedLastSeq() != null && req.expectedLastSeq() != head) {
-            throw new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
-                    + ", not " + req.expectedLastSeq(), Map.of("head", head));
+            throw seqMismatch(name, req, head);
         }
+    }
+
+    /** The {@code 409 seq_mismatch} of {@code req} against a log that ends at {@code head}. */
+    static StrandException seqMismatch(String name, AppendRequest req, long head) {
+        return new StrandException(ErrorCode.SEQ_MISMATCH, "log " + name + " ends at seq " + head
+                + ", not " + req.expectedLastSeq(), Map.of("head", head));
     }
 
     private static byte[] encode(AppendRequest req, long firstSeq, long ts) {

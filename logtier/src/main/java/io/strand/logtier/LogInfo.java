@@ -6,7 +6,7 @@ package io.strand.logtier;
  * @param bytes            data bytes appended over the log's life
  * @param retention        the policy in effect (the log's own, else the server's defaults)
  * @param retentionDefault true when {@code retention} is the server's defaults
- * @param bytesHot         bytes of the log's hot cycle files on disk
+ * @param bytesHot         bytes the log's hot cycle files take on disk (allocated: the files are sparse)
  * @param bytesCold        bytes of its live cold segments
  */
 public record LogInfo(String name, long first, long head, long hotFirst, long entries, long bytes,

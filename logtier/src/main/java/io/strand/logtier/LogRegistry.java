@@ -134,6 +134,15 @@ final class LogRegistry implements AutoCloseable {
         }
     }
 
+    /**
+     * True when {@code ws/name} has been created (open now, or its files are on disk). Any thread; a
+     * hint for refusing early what a turn would refuse, since a log may be created right after.
+     */
+    boolean exists(String ws, String name) {
+        LogSlot slot = slots.get(key(ws, name));
+        return slot != null && slot.isOpen() || Log.exists(config.logsDir().resolve(ws).resolve(name));
+    }
+
     /** The registry's slot for a log, created on first touch. */
     private LogSlot lookUp(String ws, String name) {
         String key = key(ws, name);

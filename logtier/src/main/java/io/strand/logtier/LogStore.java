@@ -311,6 +311,11 @@ public final class LogStore implements AutoCloseable {
     public CompletableFuture<AppendResult> append(String ws, String name, AppendRequest req) {
         checkNames(ws, name);
         LogAppender.check(req, config);
+        if (req.expectedLastSeq() != null && req.expectedLastSeq() != 0 && !registry.exists(ws, name)) {
+            // what the turn would answer, before opening creates the log: a refused append leaves no log behind
+            // (in a cluster this runs in apply order on every replica, so each answers alike)
+            return CompletableFuture.failedFuture(LogAppender.seqMismatch(name, req, 0));
+        }
         String durable = config.durability().wire();
         java.util.function.Supplier<CompletableFuture<AppendResult>> turn = () -> writers.submit(ws, commit ->
                 registry.withLog(ws, name, LogSlot.Open.CREATE, log -> log.appender().append(req, commit, durable), null));

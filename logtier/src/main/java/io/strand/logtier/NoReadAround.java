@@ -14,9 +14,11 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
  * around page faults in the mapped chunk of a cycle file that a log's appender writes into
  * ({@code madvise(MADV_RANDOM)}, called through the JDK's foreign function API).
  *
- * <p><b>Why.</b> Chronicle maps a cycle file 5 MiB at a time. When an append first touches a page
- * past the ones {@link QueueFilePrefill} cached, the fault misses the page cache and the kernel reads
- * around it: on this VM ({@code read_ahead_kb} = 8192) the whole 5 MiB mapping, each page a zeroed
+ * <p><b>Why.</b> Chronicle maps a cycle file a chunk at a time (a block and a quarter: 40 MiB since
+ * {@link LogConfig#DEFAULT_BLOCK_SIZE} is 32 MiB; 5 MiB when the figures below were taken). When an
+ * append first touches a page past the ones {@link QueueFilePrefill} cached, the fault misses the page
+ * cache and the kernel reads around it: on this VM ({@code read_ahead_kb} = 8192) the whole 5 MiB
+ * mapping (up to 8 MiB of a larger one), each page a zeroed
  * hole. A small log thus held 1,280 pages (5 MiB) of page cache after its first 23 KiB of entries
  * ({@code fincore}, 2026-12-03), and every active log paid that each hour. A write fault takes one
  * fault per page either way (the kernel does not map the pages it read around into a shared
@@ -25,8 +27,8 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
  *
  * <p><b>Limits.</b> The advice is given once the appender holds the chunk, which is after
  * Chronicle's first touch of it: a log's first chunk is covered by the prefill, but a log that grows
- * into a later chunk (past 4 MiB) still pays one read-around there, and so does a queue opened again
- * whose tail page is no longer cached. Reads of the chunk's older pages are not read ahead while the
+ * into a later chunk (past the first block) still pays one read-around there, and so does a queue
+ * opened again whose tail page is no longer cached. Reads of the chunk's older pages are not read ahead while the
  * log stays open (they are normally still cached: they were just written); a queue opened again maps
  * its files without the advice. Where {@code madvise} is missing or refuses, the kernel's default
  * stays and one warning is logged.

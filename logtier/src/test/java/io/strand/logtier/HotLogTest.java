@@ -117,6 +117,63 @@ class HotLogTest {
     }
 
     /**
+     * One append is one Chronicle excerpt, and Chronicle writes an excerpt of at most a quarter of its
+     * block: with the default block a batch at both limits (1,000 entries, 4 MiB of data) is stored and
+     * reads back; with a block whose quarter is smaller than a batch, the batch is refused
+     * {@code too_large} before anything is written, and the log takes the next append as before.
+     */
+    @Test
+    void aBatchAtTheLimitsShouldBeStoredAndOneTooBigForTheBlockRefusedWithNothingWritten() {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS);
+        int size = config.maxBatchBytes() / config.maxBatchEntries();
+        byte[] entry = ("\"" + "x".repeat(size - 2) + "\"").getBytes(StandardCharsets.UTF_8);
+        List<byte[]> full = Collections.nCopies(config.maxBatchEntries(), entry);
+        try (HotLog hot = HotLog.open(dir.resolve("full"), config, null)) {
+            LogAppender.check(new AppendRequest(full, Collections.nCopies(full.size(), null), null, null, null, null), config);
+            assertEquals(1, hot.appender().append(1L, full, Collections.nCopies(full.size(), null), null, 0));
+            List<Entry> got = new ArrayList<>();
+            hot.reader().read(1, 1000, new LogReader.Limit(1000, Long.MAX_VALUE, EntrySink.of(got::add)));
+            assertEquals(1000, got.size());
+            assertEquals(size, got.get(999).data().length);
+        }
+        LogConfig d = LogConfig.defaults(dir, Durability.OS);
+        LogConfig small = new LogConfig(d.dataDir(), d.durability(), d.rollCycle(), 1 << 20, d.idleClose(), d.maxOpenLogs(),
+                64 << 10, 10, 64 << 10, d.hot());
+        List<byte[]> keyed = Collections.nCopies(10, data(1, 1).getFirst());
+        List<String> bigKeys = Collections.nCopies(10, "k".repeat(40_000)); // keys are outside the data limit
+        try (HotLog hot = HotLog.open(dir.resolve("small"), small, null)) {
+            io.strand.core.StrandException e = org.junit.jupiter.api.Assertions.assertThrows(io.strand.core.StrandException.class,
+                    () -> hot.appender().append(1L, keyed, bigKeys, null, 0));
+            assertEquals(io.strand.core.ErrorCode.TOO_LARGE, e.code(), e.getMessage());
+            assertEquals(0, hot.lastSeq(), "nothing written");
+            assertEquals(1, hot.appender().append(2L, data(1, 3), Collections.nCopies(3, null), null, 0));
+            assertReadsExactly(hot, 1, 3, "after the refusal");
+        }
+    }
+
+    /** The bytes a cycle file takes on disk, not its length: Chronicle extends it past what it wrote. */
+    @Test
+    void hotBytesShouldCountWhatTheCycleFileHoldsNotItsLength() throws java.io.IOException {
+        LogConfig config = LogConfig.defaults(dir, Durability.OS);
+        try (HotLog hot = HotLog.open(dir.resolve("sparse"), config, null)) {
+            hot.appender().append(1L, data(1, 3), Collections.nCopies(3, null), null, 0);
+            long length = 0;
+            try (var files = java.nio.file.Files.list(dir.resolve("sparse"))) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    if (f.toString().endsWith(".cq4")) {
+                        length += java.nio.file.Files.size(f);
+                    }
+                }
+            }
+            long onDisk = hot.cycles().diskBytes();
+            assertTrue(onDisk > 0, "the file holds the entries");
+            if (System.getProperty("os.name").startsWith("Linux")) {
+                assertTrue(onDisk < length / 8, onDisk + " bytes on disk against a length of " + length);
+            }
+        }
+    }
+
+    /**
      * The creation time is the first batch's ts (so every replica of a cluster agrees on it), kept in
      * the queue's own metadata file across a reopen, and taken from seq 1 when that unforced value was
      * lost (here overwritten as a crash would leave it).

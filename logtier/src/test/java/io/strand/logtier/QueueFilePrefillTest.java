@@ -163,8 +163,9 @@ class QueueFilePrefillTest {
     void eachChunkShouldBeAdvisedOverItsMappingAlone() throws IOException {
         assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "needs Linux's /proc/self/smaps");
         LogConfig d = LogConfig.defaults(dir, Durability.OS);
+        // 1 MiB chunks: limits small enough that a batch's excerpt fits a quarter of one
         LogConfig small = new LogConfig(d.dataDir(), d.durability(), d.rollCycle(), 1 << 20, d.idleClose(), d.maxOpenLogs(),
-                d.maxEntryBytes(), d.maxBatchEntries(), d.maxBatchBytes(), d.hot());
+                64 << 10, 10, 64 << 10, d.hot());
         byte[] entry = ("{\"pad\":\"" + "x".repeat(290) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         long advisedBefore = NoReadAround.advised();
         try (HotLog hot = HotLog.open(dir.resolve("q"), small, null)) {
