@@ -53,7 +53,8 @@ public final class Names {
 
     public static String workspace(String name) {
         if (!isWorkspace(name) && !SYSTEM_WORKSPACE.equals(name)) {
-            throw invalid("workspace", name);
+            throw invalid("workspace", name, "use lowercase letters, digits, '_' or '-', at most 63, starting with a"
+                    + " lowercase letter or digit");
         }
         return name;
     }
@@ -61,15 +62,14 @@ public final class Names {
     /** Validates a log or doc name. */
     public static String object(String kind, String name) {
         if (!isObject(name)) {
-            throw invalid(kind, name);
+            throw invalid(kind, name, "use letters, digits, '.', '_' or '-' (no '/', no '..'), at most 128, starting"
+                    + " with a letter or digit");
         }
         return name;
     }
 
-    private static StrandException invalid(String kind, String name) {
+    private static StrandException invalid(String kind, String name, String rule) {
         String shown = name == null ? "null" : name.length() > 80 ? name.substring(0, 80) + "…" : name;
-        return new StrandException(ErrorCode.INVALID_NAME,
-                "invalid " + kind + " name '" + shown + "': use letters, digits, '.', '_' or '-' "
-                        + "(no '/', no '..'), starting with a letter or digit");
+        return new StrandException(ErrorCode.INVALID_NAME, "invalid " + kind + " name '" + shown + "': " + rule);
     }
 }

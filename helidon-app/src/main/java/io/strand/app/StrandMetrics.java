@@ -149,6 +149,11 @@ public final class StrandMetrics {
     }
 
     /** Counts an append and its latency when it completes. */
+    /** An append refused before it reached a log (bad JSON, a limit, its scope): counted with the failed ones. */
+    public void appendRefused() {
+        appendErrors.increment();
+    }
+
     public CompletableFuture<AppendResult> timeAppend(AppendRequest req, CompletableFuture<AppendResult> ack) {
         long start = System.nanoTime();
         return ack.whenComplete((r, t) -> {

@@ -121,6 +121,9 @@ public final class TxnApi {
             }
             prepared.forEach(docs::abandon);
             staged.forEach(StagedAppend::abandon);
+            if (parts.size() <= 1) {
+                throw e; // no commit record: one part fails whole, as a plain append or doc op does
+            }
             throw new StrandException(ErrorCode.OUTCOME_UNKNOWN, "txn outcome unknown: applying it failed after its commit"
                     + " record was written (" + e.getMessage() + "); the next start finishes it, and this writer refuses"
                     + " txns until then", Map.of("retryable", true), e);

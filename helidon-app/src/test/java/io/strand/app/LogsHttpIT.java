@@ -279,4 +279,24 @@ class LogsHttpIT {
         assertTrue(metrics.body().contains("strand_appends"), metrics.body().substring(0, Math.min(500, metrics.body().length())));
         assertTrue(metrics.body().contains("strand_agent_failures_total"), metrics.body().substring(0, Math.min(500, metrics.body().length())));
     }
+
+    /** {@code strand_append_errors_total} counts appends refused before they reach a log too (api.md: "refused or failed"). */
+    @Test
+    void refusedAppendsShouldBeCountedAsAppendErrors() {
+        double before = appendErrors();
+        expect(400, "bad_request", http.post("/v1/ws/acme/logs/counted/entries", "{}"));
+        expect(413, "too_large", http.post("/v1/ws/acme/logs/counted/entries",
+                "{\"data\":\"" + "x".repeat(256 * 1024) + "\"}"));
+        expect(409, "seq_mismatch", http.post("/v1/ws/acme/logs/counted/entries", "{\"data\":1,\"expectedLastSeq\":3}"));
+        assertEquals(before + 3, appendErrors(), 0.0);
+    }
+
+    private double appendErrors() {
+        for (String line : http.get("/observe/metrics").body().split("\n")) {
+            if (line.startsWith("strand_append_errors_total")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
+    }
 }

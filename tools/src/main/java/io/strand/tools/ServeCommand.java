@@ -90,7 +90,14 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Main.serve(ServerConfig.from(settings(System.getenv())));
+        ServerConfig config;
+        try {
+            config = ServerConfig.from(settings(System.getenv()));
+        } catch (IllegalArgumentException e) { // a flag value the server refuses is a usage error, as an unknown flag is
+            spec.commandLine().getErr().println("strand: " + e.getMessage());
+            return 2;
+        }
+        Main.serve(config);
         return 0;
     }
 

@@ -213,6 +213,13 @@ class StrandCliIT {
         assertEquals(2, exec("logs", "read", "x", "--from", "1", "--before", "end").exit());
         assertEquals(2, exec("token", "mint", "--ttl", "soon").exit());
         assertEquals(2, exec("logs", "tail", "x", "--from", "yesterday").exit());
+        // a flag value the server refuses is a usage error too (SPEC §9: 2 usage), before anything starts
+        for (String[] bad : new String[][] {{"--durability", "bogus"}, {"--port", "99999"}, {"--hot-max-age", "xyz"},
+                {"--retention-max-entries", "-5"}}) {
+            Run serve = exec("serve", bad[0], bad[1]);
+            assertEquals(2, serve.exit(), String.join(" ", bad) + ": " + serve.err());
+            assertTrue(serve.err().startsWith("strand: "), serve.err());
+        }
         for (String[] cmd : new String[][] {{}, {"logs"}, {"logs", "ls"}, {"logs", "info"}, {"logs", "append"}, {"logs", "read"},
                 {"logs", "tail"}, {"logs", "delete"}, {"logs", "trim"}, {"logs", "retention"}, {"docs"}, {"docs", "get"}, {"docs", "put"}, {"docs", "incr"},
                 {"token"}, {"token", "mint"}, {"token", "revoke"}, {"serve"}, {"bench"}, {"ws", "ls"}, {"docs", "ls"},

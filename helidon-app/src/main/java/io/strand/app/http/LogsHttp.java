@@ -25,6 +25,7 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.strand.app.stores.Placement;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /** The log rows of SPEC §5 under {@code /v1/ws/{ws}/logs}. */
 public final class LogsHttp implements HttpService {
@@ -63,11 +64,19 @@ public final class LogsHttp implements HttpService {
     }
 
     private void append(ServerRequest req, ServerResponse res) {
-        String ws = Names.workspace(path(req, "ws"));
-        String log = Names.object("log", path(req, "log"));
-        require(req, ws, Scope.RW);
-        AppendRequest append = LogRequests.append(io.appendJson(req));
-        AppendResult result = metrics.timeAppend(append, placement.writes().append(ws, log, append)).join();
+        CompletableFuture<AppendResult> ack;
+        AppendRequest append;
+        try {
+            String ws = Names.workspace(path(req, "ws"));
+            String log = Names.object("log", path(req, "log"));
+            require(req, ws, Scope.RW);
+            append = LogRequests.append(io.appendJson(req));
+            ack = placement.writes().append(ws, log, append);
+        } catch (RuntimeException e) {
+            metrics.appendRefused();
+            throw e;
+        }
+        AppendResult result = metrics.timeAppend(append, ack).join();
         HttpIo.send(res, 200, Replies.appendJson(result));
     }
 

@@ -40,10 +40,10 @@ public final class LocalWrites implements WritePath {
         Stores s = stores.apply(ws);
         try {
             refuseIfStream(s, ws, log, "append to it through POST");
-        } catch (StrandException e) {
+            return s.logs().append(ws, log, req);
+        } catch (StrandException e) { // a refusal is the future's, as a failed write's is
             return CompletableFuture.failedFuture(e);
         }
-        return s.logs().append(ws, log, req);
     }
 
     /** Throws {@code 409 stream_conflict} when {@code log} holds a Durable Streams stream. */

@@ -308,9 +308,16 @@ public final class SocketEndpoint implements WsListener {
     private void dispatch(String op, JsonNode id, JsonNode req, int frameChars) {
         switch (op) {
             case "append" -> {
-                principal.require(ws, Scope.RW);
-                String log = logName(req);
-                AppendRequest append = LogRequests.append(req);
+                AppendRequest append;
+                String log;
+                try {
+                    principal.require(ws, Scope.RW);
+                    log = logName(req);
+                    append = LogRequests.append(req);
+                } catch (RuntimeException e) {
+                    ctx.metrics().appendRefused();
+                    throw e;
+                }
                 String idJson = idJson(id);
                 WsEventLoop.deferringWrites(frameChars, () -> ctx.metrics().timeAppend(append, ctx.placement().writes().append(ws, log, append)).whenComplete((r, t) -> {
                     if (t != null) {
