@@ -125,13 +125,13 @@ public final class FileColdStore implements ColdStore {
     public Optional<Versioned> getVersioned(String key) {
         Path file = path(key);
         if (Files.notExists(file)) { // not !exists: a file that cannot be checked (EACCES) must still fail below
-            return Optional.empty(); // the usual answer for a new log's manifest: a stat, not a thrown NoSuchFileException (2.4 against 11 µs)
+            return absent("get", key); // the usual answer for a new log's manifest: a stat, not a thrown NoSuchFileException (2.4 against 11 µs)
         }
         try {
             byte[] bytes = Files.readAllBytes(file);
             return Optional.of(new Versioned(bytes, etag(bytes)));
         } catch (NoSuchFileException e) {
-            return Optional.empty();
+            return absent("get", key);
         } catch (IOException e) {
             throw failure("get", key, e);
         }
@@ -143,7 +143,7 @@ public final class FileColdStore implements ColdStore {
             BasicFileAttributes a = Files.readAttributes(path(key), BasicFileAttributes.class);
             return Optional.of(new ObjectInfo(key, a.size(), a.lastModifiedTime().toInstant()));
         } catch (NoSuchFileException e) {
-            return Optional.empty();
+            return absent("head", key);
         } catch (IOException e) {
             throw failure("head", key, e);
         }
@@ -302,8 +302,23 @@ public final class FileColdStore implements ColdStore {
         return root.resolve(key);
     }
 
+    /**
+     * A missing object, unless the store's own directory is gone (an unmounted or removed store): then
+     * the store is down and saying "not found" would report data lost that is only out of reach
+     * ({@code cold verify} would call every segment missing).
+     */
+    private <T> Optional<T> absent(String op, String key) {
+        if (!Files.isDirectory(root)) {
+            throw ColdErrors.unavailable(describe, op, key, "the store's directory " + root + " is not there", null);
+        }
+        return Optional.empty();
+    }
+
     private StrandException failure(String op, String key, IOException e) {
         if (e instanceof NoSuchFileException) {
+            if (!Files.isDirectory(root)) {
+                return ColdErrors.unavailable(describe, op, key, "the store's directory " + root + " is not there", e);
+            }
             return ColdErrors.notFound(describe, key);
         }
         return ColdErrors.unavailable(describe, op, key, e.toString(), e);

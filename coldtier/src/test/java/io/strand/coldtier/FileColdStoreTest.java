@@ -26,6 +26,20 @@ class FileColdStoreTest extends ColdStoreContract {
         }
     }
 
+    /** A store whose directory is gone is down, not empty: reads answer cold_unavailable, never "not found". */
+    @Test
+    void aStoreWhoseDirectoryIsGoneShouldBeUnavailableNotEmpty() throws Exception {
+        store.put("w/l/seg", new byte[] {1, 2});
+        assertEquals(java.util.Optional.empty(), store.head("w/l/other"), "a missing object in a store that is there");
+        Files.move(tmp.resolve("cold"), tmp.resolve("cold-away"));
+        Files.writeString(tmp.resolve("cold"), "not a directory any more");
+        for (org.junit.jupiter.api.function.Executable read : List.<org.junit.jupiter.api.function.Executable>of(
+                () -> store.head("w/l/seg"), () -> store.get("w/l/seg"), () -> store.getVersioned("w/l/manifest"))) {
+            io.strand.core.StrandException e = assertThrows(io.strand.core.StrandException.class, read);
+            assertEquals(io.strand.core.ErrorCode.COLD_UNAVAILABLE, e.code(), e.getMessage());
+        }
+    }
+
     @Test
     void tempFilesShouldNotBeListed() throws Exception {
         store.put("w/l/a", new byte[] {1});
