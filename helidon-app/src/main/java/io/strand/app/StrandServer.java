@@ -172,6 +172,8 @@ public final class StrandServer implements AutoCloseable {
                 + " microseconds: a remote `strand bench --server/--cluster-nodes` reads its CPU per operation from it", StrandMetrics::processCpuMicros);
         metrics.gauge("strand.logs.open", "Log queues open now", () -> placement.all().stream().mapToInt(st -> st.logs().openLogs()).sum());
         this.audit = new AuditLog(placement);
+        placement.onPolicyTrim((ws, log, first, policy) -> audit.recordDone(AuditLog.RETENTION_WORKER, "log.trim",
+                "log:" + ws + "/" + log, java.util.Map.of("ws", ws, "log", log, "before", first, "policy", policy)));
         long replayed = placement.all().stream().mapToLong(Stores::replayed).sum();
         long replayMillis = placement.all().stream().mapToLong(Stores::replayMillis).sum();
         metrics.gauge("strand.wal.replayed", "Write-ahead records replayed at start (0 after a clean stop)", () -> replayed);

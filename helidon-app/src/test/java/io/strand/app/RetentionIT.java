@@ -77,6 +77,18 @@ class RetentionIT {
             }
             assertTrue(actions.containsAll(List.of("log.trim:intent", "log.trim:done", "log.retention:intent", "log.retention:done")),
                     actions.toString());
+            // the policy's own trim is audited too (SPEC §12), as the retention worker's
+            await("the policy trim audited", Duration.ofSeconds(30), () -> {
+                for (JsonNode e : http.get("/v1/ws/_system/logs/audit/entries?from=1&limit=100").json().get("entries")) {
+                    JsonNode d = e.get("data");
+                    if ("log.trim".equals(d.path("action").asText()) && "retention-worker".equals(d.path("actor").path("jti").asText())
+                            && d.path("before").asLong() == 71 && d.path("policy").path("maxEntries").asLong() == 30
+                            && ("log:" + WS + "/t").equals(d.path("target").asText())) {
+                        return true;
+                    }
+                }
+                return false;
+            });
         }
         try (TestServer server = TestServer.start(dir, Map.of())) {
             JsonNode info = ColdLogs.info(server.http, WS, "t");

@@ -48,6 +48,13 @@ public final class Retention implements AutoCloseable {
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
 
     /** A trim's answer: the first retained seq and the committed head. */
+    /** Told of each trim the worker made to a log's policy (SPEC §12: trims are audited). */
+    @FunctionalInterface
+    public interface PolicyTrims {
+        /** {@code ws/name} now starts at {@code first}, by {@code policy}. Called on the worker's thread, after the trim is durable. */
+        void trimmed(String ws, String name, long first, RetentionPolicy policy);
+    }
+
     public record Trimmed(long first, long head) {
     }
 
@@ -69,6 +76,8 @@ public final class Retention implements AutoCloseable {
     public final AtomicLong coldSegmentsRetired = new AtomicLong();
     public final AtomicLong coldSegmentsDeleted = new AtomicLong();
     public volatile String lastError = "";
+    /** Told of the worker's policy trims; set once by whoever audits them. */
+    private volatile PolicyTrims policyTrims = (ws, name, first, policy) -> { };
 
     /**
      * Starts the worker.
@@ -156,13 +165,20 @@ public final class Retention implements AutoCloseable {
         });
     }
 
-    /** Moves the log's first to {@code before} when that is forward; writer thread. */
-    private void moveFirst(Log log, long before) {
+    /** Who is told of the worker's policy trims (on a cluster: the shard leader's, which proposes them). */
+    public void onPolicyTrim(PolicyTrims listener) {
+        this.policyTrims = listener;
+    }
+
+    /** Moves the log's first to {@code before} when that is forward; writer thread. True when it moved. */
+    private boolean moveFirst(Log log, long before) {
         if (before > log.floor()) {
             log.retention(log.retention().withFirst(before));
             trims.incrementAndGet();
             FailPoints.hit("trim.afterCommit");
+            return true;
         }
+        return false;
     }
 
     /**
@@ -254,17 +270,19 @@ public final class Retention implements AutoCloseable {
      */
     void apply(String ws, String name) {
         long[] propose = {0};
+        long[] moved = {0};
+        RetentionPolicy[] by = {null};
         logs.withLog(ws, name, log -> {
             RetentionPolicy policy = log.policy() != null ? log.policy()
                     : Names.SYSTEM_WORKSPACE.equals(ws) ? RetentionPolicy.UNLIMITED : defaults;
             long keep = policy.keepFrom(log.head(), log.dataBytes(), System.currentTimeMillis(), log::seqAtOrAfter);
             if (keep > log.floor()) {
                 long before = Math.min(keep, log.head() + 1);
+                by[0] = policy;
                 if (replicated == null) {
-                    LogStore.onWriter(logs.writers(), ws, () -> {
-                        moveFirst(log, before);
-                        return null;
-                    });
+                    if (LogStore.onWriter(logs.writers(), ws, () -> moveFirst(log, before))) {
+                        moved[0] = before;
+                    }
                 } else if (replicated.leads()) {
                     propose[0] = before; // every replica moves first when it applies it
                 }
@@ -274,6 +292,10 @@ public final class Retention implements AutoCloseable {
         }, false);
         if (propose[0] > 0) {
             LogStore.join(replicated.proposeTrim(ws, name, propose[0]));
+            moved[0] = propose[0];
+        }
+        if (moved[0] > 0) {
+            policyTrims.trimmed(ws, name, moved[0], by[0]);
         }
     }
 

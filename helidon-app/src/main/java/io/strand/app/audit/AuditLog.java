@@ -92,6 +92,26 @@ public final class AuditLog {
         return result;
     }
 
+    /**
+     * Records an action the server took by itself (a retention policy's trim, SPEC §12) as one
+     * {@code done} entry with {@code details}: it already happened, so there is no intent before it.
+     * A failure to write it is logged, not thrown (the action stands either way).
+     */
+    public void recordDone(Principal actor, String action, String target, Map<String, ?> details) {
+        ObjectNode done = entry(actor, action, "done", target);
+        details.forEach((k, v) -> done.set(k, Json.MAPPER.valueToTree(v)));
+        try {
+            append(done);
+        } catch (RuntimeException e) {
+            LOGGER.log(System.Logger.Level.WARNING, "audit: the entry of " + action + " " + target
+                    + " by " + actor.jti() + " could not be written: " + e.getMessage());
+        }
+    }
+
+    /** The actor of what the retention worker does by itself. */
+    public static final Principal RETENTION_WORKER = new Principal("*", io.strand.app.auth.Scope.ADMIN, "retention-worker",
+            Long.MAX_VALUE);
+
     private static ObjectNode entry(Principal actor, String action, String phase, String target) {
         ObjectNode data = Json.MAPPER.createObjectNode();
         data.put("action", action);

@@ -60,6 +60,8 @@ public final class ClusterPlacement implements Placement {
     private final ReplicatedStreams streams;
     private final ClusterSpec spec;
     private final Map<Integer, StoresEngine> engines = new ConcurrentHashMap<>();
+    /** Told of the leader's policy trims of every shard replica's stores, set once the audit log exists. */
+    private volatile io.strand.logtier.Retention.PolicyTrims policyTrims = (ws, log, first, policy) -> { };
     /** Where every node serves HTTP (the system shard's {@code _system/nodes}). */
     private final NodeDirectory directory;
     /** Told just before a shard's stores close (see {@link #onStoresClosing}). */
@@ -169,7 +171,8 @@ public final class ClusterPlacement implements Placement {
                 });
             }
             // trims and policies come through the shard's log; only the leader's worker decides policy trims
-            stores.startRetention(config.retentionDefaults(), config.retentionCheckInterval(), new ReplicatedTrims() {
+            io.strand.logtier.Retention retention = stores.startRetention(config.retentionDefaults(),
+                    config.retentionCheckInterval(), new ReplicatedTrims() {
                 @Override
                 public boolean leads() {
                     RaftNode n = raft.get();
@@ -181,6 +184,7 @@ public final class ClusterPlacement implements Placement {
                     return propose(shard, ShardCommands.trim(ws, log, before, true)).thenApply(ShardCommands::readTrimmed);
                 }
             });
+            retention.onPolicyTrim((ws, log, first, policy) -> policyTrims.trimmed(ws, log, first, policy));
             StoresEngine[] self = new StoresEngine[1];
             self[0] = new StoresEngine(stores, () -> closing(shard, self[0]), streams);
             engines.put(shard, self[0]);
@@ -475,6 +479,11 @@ public final class ClusterPlacement implements Placement {
     @Override
     public List<Stores> all() {
         return engines.values().stream().map(StoresEngine::stores).toList();
+    }
+
+    @Override
+    public void onPolicyTrim(io.strand.logtier.Retention.PolicyTrims trims) {
+        this.policyTrims = trims;
     }
 
     @Override

@@ -53,6 +53,14 @@ public interface Placement extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * Who is told of the retention worker's policy trims on this node's store sets, those opened later
+     * too (on a cluster only a shard's leader makes them). Set once, when the audit log exists.
+     */
+    default void onPolicyTrim(io.strand.logtier.Retention.PolicyTrims trims) {
+        // no retention worker of its own (test placements)
+    }
+
     /** True in cluster mode. */
     default boolean clustered() {
         return false;

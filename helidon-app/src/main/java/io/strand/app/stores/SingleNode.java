@@ -38,6 +38,11 @@ public final class SingleNode implements Placement {
     }
 
     @Override
+    public void onPolicyTrim(io.strand.logtier.Retention.PolicyTrims trims) {
+        stores.retention().onPolicyTrim(trims);
+    }
+
+    @Override
     public String durableWire() {
         return stores.writers().durability().wire();
     }
