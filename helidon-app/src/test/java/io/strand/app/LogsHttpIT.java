@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
 import java.nio.file.Path;
@@ -155,21 +156,14 @@ class LogsHttpIT {
      */
     @Test
     void batchesUpToTheLimitsShouldBeAppendedOverHttpAndInATxn() {
-        String chars = "a".repeat(200_000);
-        StringBuilder body = new StringBuilder("{\"entries\":[");
-        for (int i = 0; i < 20; i++) {
-            body.append(i == 0 ? "" : ",").append("{\"data\":\"").append(chars).append("\"}");
-        }
-        Http.Reply big = http.post("/v1/ws/acme/logs/big-batch/entries", body.append("]}").toString());
+        Http.Reply big = http.post("/v1/ws/acme/logs/big-batch/entries",
+                "{\"entries\":" + ColdLogs.stringEntries(20, 200_000) + "}");
         assertEquals(200, big.status(), big.body().length() > 300 ? big.body().substring(0, 300) : big.body());
         assertEquals(20, big.json().get("lastSeq").asLong());
         JsonNode last = http.get("/v1/ws/acme/logs/big-batch/entries?from=20").json().get("entries").get(0);
         assertEquals(200_000, last.get("data").asText().length());
-        StringBuilder txn = new StringBuilder("{\"append\":[{\"log\":\"big-txn\",\"entries\":[");
-        for (int i = 0; i < 11; i++) {
-            txn.append(i == 0 ? "" : ",").append("{\"data\":\"").append(chars, 0, 100_000).append("\"}");
-        }
-        Http.Reply inTxn = http.post("/v1/ws/acme/txn", txn.append("]}]}").toString());
+        Http.Reply inTxn = http.post("/v1/ws/acme/txn",
+                "{\"append\":[{\"log\":\"big-txn\",\"entries\":" + ColdLogs.stringEntries(11, 100_000) + "}]}");
         assertEquals(200, inTxn.status(), inTxn.body().length() > 300 ? inTxn.body().substring(0, 300) : inTxn.body());
         assertEquals(11, http.get("/v1/ws/acme/logs/big-txn").json().get("head").asLong());
     }

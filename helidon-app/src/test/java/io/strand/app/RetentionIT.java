@@ -107,6 +107,9 @@ class RetentionIT {
             JsonNode info = ColdLogs.info(server.http, WS, "d");
             assertEquals(10, info.get("retention").get("maxEntries").asLong(), info.toString());
             assertTrue(info.get("retentionDefault").asBoolean());
+            assertEquals(200, server.http.post(path("d") + "/trim", "{\"before\":45}").status()); // an audit entry
+            JsonNode audit = server.http.get("/v1/ws/_system/logs/audit").json();
+            assertTrue(audit.get("retention").get("maxEntries").isNull(), "the defaults do not apply to _system: " + audit);
         }
     }
 

@@ -468,7 +468,9 @@ public final class LogStore implements AutoCloseable {
     }
 
     public Optional<LogInfo> info(String ws, String name) {
-        return Optional.ofNullable(withLog(ws, name, log -> log.info(retentionDefaults), null));
+        // the server defaults never apply to _system (its audit log is kept whole), so its info shows none
+        RetentionPolicy defaults = Names.SYSTEM_WORKSPACE.equals(ws) ? RetentionPolicy.UNLIMITED : retentionDefaults;
+        return Optional.ofNullable(withLog(ws, name, log -> log.info(defaults), null));
     }
 
     /**

@@ -182,8 +182,8 @@ final class DsReader {
                     watch.awaitBeyond(from - 1, WAIT_SLICE_MS);
                 }
             }
-        } catch (IOException | UncheckedIOException e) {
-            // the client went away
+        } catch (IOException | UncheckedIOException | io.helidon.webserver.ServerConnectionException e) {
+            // the client went away (Helidon reports a write to a closed connection as the last)
         } catch (StrandException e) {
             // retention trimmed past this reader while it was connected: the connection ends without a
             // control event, and the reconnect from its last offset gets the 410

@@ -111,12 +111,8 @@ class ClusterIT {
     /** A batch at SPEC §2's limits (4 MiB of data) is one shard command: a cluster takes it as a single node does. */
     @Test
     void aBatchAtTheLimitsShouldBeAppendedAndReadBackOnEveryNode() {
-        String chars = "b".repeat(200_000);
-        StringBuilder body = new StringBuilder("{\"entries\":[");
-        for (int i = 0; i < 20; i++) {
-            body.append(i == 0 ? "" : ",").append("{\"data\":\"").append(chars).append("\"}");
-        }
-        Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http("n3").post("/v1/ws/bulk/logs/big/entries", body + "]}"));
+        String body = "{\"entries\":" + io.strand.app.testing.ColdLogs.stringEntries(20, 200_000) + "}";
+        Http.Reply r = ClusterNodes.untilNot503(() -> nodes.http("n3").post("/v1/ws/bulk/logs/big/entries", body));
         assertEquals(200, r.status(), r.body().length() > 300 ? r.body().substring(0, 300) : r.body());
         assertEquals(20, r.json().get("lastSeq").asLong());
         for (String id : List.of("n1", "n2", "n3")) {

@@ -77,6 +77,16 @@ public final class ColdLogs {
         return sb.append("]}").toString();
     }
 
+    /** The {@code "entries"} array of {@code n} entries whose data is the string of {@code chars} times 'x' (large batches). */
+    public static String stringEntries(int n, int chars) {
+        String data = "x".repeat(chars);
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < n; i++) {
+            sb.append(i == 0 ? "" : ",").append("{\"data\":\"").append(data).append("\"}");
+        }
+        return sb.append(']').toString();
+    }
+
     /**
      * A batch body of {@code n} entries {@code {"p":producer,"b":seq,"i":i}} sent by {@code producer} as its
      * {@code producerSeq} {@code seq}, so a retry after a 503 (outcome unknown) lands once.
