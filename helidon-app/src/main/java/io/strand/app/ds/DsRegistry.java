@@ -67,9 +67,9 @@ public final class DsRegistry {
         return byPath.get(key(ws, path));
     }
 
-    /** The stream log {@code log} holds, or null. */
+    /** The stream log {@code log} holds, or null (asked on every native append: no key is built while there are no streams). */
     DsStream forLog(String ws, String log) {
-        return byLog.get(key(ws, log));
+        return byLog.isEmpty() ? null : byLog.get(key(ws, log));
     }
 
     /** Adds {@code dsPath} and {@code contentType} to a native log's info when the log holds a DS stream. */
