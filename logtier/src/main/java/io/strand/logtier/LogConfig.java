@@ -46,8 +46,8 @@ public record LogConfig(
      * again; on this VM the first touch of each page of a new mapping costs far more than the read
      * (a C loop over a file just written, 2026-12-07: 130–180 ns a page through the mapping that
      * wrote it, 1,260–2,360 ns through a new one). Reading back 100,000 entries of 342 bytes just
-     * appended in batches of 100, one thread, JIT settled (a temporary in-process test, rounds 6–11 of
-     * 12, two runs): 0.31–0.48 µs of CPU per entry with 4 MiB chunks, 0.12–0.18 µs with 32 MiB,
+     * appended in batches of 100, one thread, JIT settled (a one-off in-process test, not kept; its
+     * method is in docs/measurements.md; rounds 6–11 of 12, two runs): 0.31–0.48 µs of CPU per entry with 4 MiB chunks, 0.12–0.18 µs with 32 MiB,
      * the same 0.12–0.18 µs at 200,000 entries. Keeping the appender's last chunks mapped for readers
      * (tried at the same time) halved the 4 MiB figure and did nothing at 32 MiB, so it was not kept.
      */

@@ -33,6 +33,9 @@ import java.util.function.Supplier;
  */
 public final class AuditLog {
     public static final String LOG = "audit";
+    /** The actor of what the retention worker does by itself. */
+    public static final Principal RETENTION_WORKER = new Principal("*", io.strand.app.auth.Scope.ADMIN, "retention-worker",
+            Long.MAX_VALUE);
     private static final System.Logger LOGGER = System.getLogger("strand.audit");
 
     /** How an audit entry reaches the {@code _system} log: the store itself, or the node's write path. */
@@ -107,10 +110,6 @@ public final class AuditLog {
                     + " by " + actor.jti() + " could not be written: " + e.getMessage());
         }
     }
-
-    /** The actor of what the retention worker does by itself. */
-    public static final Principal RETENTION_WORKER = new Principal("*", io.strand.app.auth.Scope.ADMIN, "retention-worker",
-            Long.MAX_VALUE);
 
     private static ObjectNode entry(Principal actor, String action, String phase, String target) {
         ObjectNode data = Json.MAPPER.createObjectNode();
