@@ -31,8 +31,13 @@ public final class Json {
 
     public static final ObjectMapper MAPPER = mapper(MAX_INPUT_DEPTH);
 
-    /** Tree reads skip {@code ObjectMapper.readTree}'s per-call root-type lookup. */
-    private static final ObjectReader TREE_READER = MAPPER.readerFor(JsonNode.class);
+    /**
+     * Tree reads of client input ({@link #parse}) skip {@code ObjectMapper.readTree}'s per-call root-type
+     * lookup, and refuse an object that names a key twice: Jackson would keep the last one, so
+     * {@code {"docs":{"w":{…floor debit…},"w":{…}}}} silently dropped a part of a txn.
+     */
+    private static final ObjectReader TREE_READER = MAPPER.readerFor(JsonNode.class)
+            .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     /** Reads what the server stored itself; the input limit must never make stored data unreadable. */
     private static final ObjectReader STORED_READER = mapper(MAX_STORED_DEPTH).readerFor(JsonNode.class);
     /**
@@ -67,6 +72,7 @@ public final class Json {
         }
     }
 
+    /** Parses a client's JSON: malformed input, trailing content or a key named twice in one object is {@code bad_request}. */
     public static JsonNode parse(byte[] bytes) {
         try {
             return TREE_READER.readTree(bytes);

@@ -30,7 +30,8 @@ import java.util.Arrays;
  * spelling and string escapes included, all of it the same JSON value.
  *
  * <p>Everything else is the tree {@link Json#parse} gives, with the same limits and errors: malformed
- * input, or anything after the root value, is {@code bad_request}.
+ * input, a key named twice in one object (in a payload too), or anything after the root value, is
+ * {@code bad_request}.
  */
 public final class RequestJson {
     /** Reads one value at the parser's position, leaving the rest of the input for the caller. */
@@ -80,6 +81,7 @@ public final class RequestJson {
     /** {@code utf8} (valid UTF-8 or not) as a request tree, its append payloads kept as {@link Raw} bytes. */
     public static JsonNode parse(byte[] utf8) {
         try (JsonParser p = Json.MAPPER.createParser(utf8)) {
+            p.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION); // as Json.parse: a key twice is refused, payloads included
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return Json.parse(utf8); // not a request object: the plain tree, or its error
             }

@@ -57,7 +57,7 @@ public final class DocApi {
                     .thenApply(v -> Json.MAPPER.createObjectNode().put("deleted", true).put("version", v));
             default -> throw new StrandException(ErrorCode.UNKNOWN_OP, "unknown doc op '" + op + "'");
         };
-        return result.whenComplete((r, t) -> count(t));
+        return op.equals("get") ? result : result.whenComplete((r, t) -> count(t));
     }
 
     private static ObjectNode value(long version, JsonNode value) {
@@ -72,11 +72,6 @@ public final class DocApi {
             metrics.docOp();
             return;
         }
-        StrandException e = ApiErrors.classify(t);
-        switch (e.code()) {
-            case VERSION_CONFLICT, CAS_CONFLICT -> metrics.docConflict();
-            case FLOOR_VIOLATION, CEILING_VIOLATION -> metrics.boundRejection();
-            default -> { }
-        }
+        metrics.docRefused(ApiErrors.classify(t).code());
     }
 }

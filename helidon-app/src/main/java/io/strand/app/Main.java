@@ -120,10 +120,26 @@ public final class Main {
                 ? ClusterAuth.open(config.dataDir(), placement) : single).start();
         Authenticator auth = server.authenticator();
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
+        java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable stop = () -> {
+            if (closing.compareAndSet(false, true)) {
+                server.close();
+            }
             stopped.countDown();
-        }, "strand-shutdown"));
+        };
+        Runtime.getRuntime().addShutdownHook(new Thread(stop, "strand-shutdown")); // SIGINT, and any other exit
+        // SIGTERM is the service manager's stop: close cleanly, then exit 0 (1 when the close failed), not the
+        // JVM's 143, which systemd and the like count as a failed stop. The exit still runs every hook.
+        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), sig -> {
+            int status = 0;
+            try {
+                stop.run();
+            } catch (RuntimeException e) {
+                System.getLogger("strand").log(System.Logger.Level.ERROR, "stopping on SIGTERM failed: " + e, e);
+                status = 1;
+            }
+            System.exit(status);
+        });
         System.out.println("strand listening on " + server.url());
         if (auth instanceof JwtAuthenticator jwt) {
             System.out.println("strand root token: " + jwt.rootTokenFile() + (jwt.keyed() ? ""

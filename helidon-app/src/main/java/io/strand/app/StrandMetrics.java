@@ -5,6 +5,7 @@ import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.MeterRegistry;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Timer;
+import io.strand.core.ErrorCode;
 import io.strand.logtier.AppendRequest;
 import io.strand.logtier.AppendResult;
 import java.util.Map;
@@ -163,14 +164,19 @@ public final class StrandMetrics {
             }
             appendLatency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             if (!r.duplicate()) {
-                appends.increment(req.data().size());
-                long bytes = 0;
-                for (byte[] d : req.data()) {
-                    bytes += d.length;
-                }
-                appendBytes.increment(bytes);
+                appended(req);
             }
         });
+    }
+
+    /** Entries of {@code req} applied: counted in {@code strand.appends} and their data bytes. */
+    public void appended(AppendRequest req) {
+        appends.increment(req.data().size());
+        long bytes = 0;
+        for (byte[] d : req.data()) {
+            bytes += d.length;
+        }
+        appendBytes.increment(bytes);
     }
 
     public void subscriberOpened() {
@@ -221,11 +227,15 @@ public final class StrandMetrics {
         docOps.increment();
     }
 
-    public void docConflict() {
-        docConflicts.increment();
-    }
-
-    public void boundRejection() {
-        floorRejections.increment();
+    /**
+     * A refused doc change: a {@code version_conflict} or {@code cas_conflict} counts as a conflict,
+     * a floor or ceiling refusal as a bound rejection, anything else in neither.
+     */
+    public void docRefused(ErrorCode code) {
+        switch (code) {
+            case VERSION_CONFLICT, CAS_CONFLICT -> docConflicts.increment();
+            case FLOOR_VIOLATION, CEILING_VIOLATION -> floorRejections.increment();
+            default -> { }
+        }
     }
 }

@@ -44,24 +44,48 @@ public final class TxnApi {
     private final LogStore logs;
     private final DocStore docs;
     private final TxnIntents intents;
+    private final StrandMetrics metrics;
 
-    public TxnApi(Writers writers, LogStore logs, DocStore docs, TxnIntents intents) {
+    public TxnApi(Writers writers, LogStore logs, DocStore docs, TxnIntents intents, StrandMetrics metrics) {
         this.writers = writers;
         this.logs = logs;
         this.docs = docs;
         this.intents = intents;
+        this.metrics = metrics;
     }
 
-    /** Runs the txn in {@code body} on {@code ws}; completes with the reply once durable. */
-    public CompletableFuture<ObjectNode> call(String ws, JsonNode body, Principal who) {
+    /**
+     * Runs the txn in {@code body} on {@code ws}; completes with the reply once durable. Its entries,
+     * and the reply's {@code ts}, are stamped {@code stampedAt} when given (a cluster leader's clock,
+     * carried in the Raft entry, so every replica stores the same), else this node's clock.
+     */
+    public CompletableFuture<ObjectNode> call(String ws, JsonNode body, Principal who, Long stampedAt) {
         Names.workspace(ws);
         who.require(ws, Scope.RW);
-        TxnRequest req = TxnRequest.parse(body);
+        TxnRequest req = TxnRequest.parse(body).stampedAt(stampedAt);
         String durable = writers.durability().wire();
-        return writers.submit(ws, commit -> run(ws, req, commit, durable));
+        return writers.submit(ws, commit -> run(ws, req, commit, durable, stampedAt)).whenComplete((r, t) -> count(req, t));
     }
 
-    private ObjectNode run(String ws, TxnRequest req, Writers.Commit commit, String durable) {
+    /**
+     * Counts a txn as its parts would count alone: each doc part a doc op, each append part's entries
+     * and bytes; a refusal counts where the same refusal of a lone op would (a conflict, a bound
+     * rejection, or an append error for a part naming a log).
+     */
+    private void count(TxnRequest req, Throwable t) {
+        if (t == null) {
+            req.docs().forEach(d -> metrics.docOp());
+            req.appends().forEach(a -> metrics.appended(a.request()));
+            return;
+        }
+        StrandException e = ApiErrors.classify(t);
+        metrics.docRefused(e.code());
+        if (e.extras().containsKey("log")) {
+            metrics.appendRefused();
+        }
+    }
+
+    private ObjectNode run(String ws, TxnRequest req, Writers.Commit commit, String durable, Long stampedAt) {
         List<DocStore.Prepared> prepared = new ArrayList<>(req.docs().size());
         List<StagedAppend> staged = new ArrayList<>(req.appends().size());
         List<TxnIntents.Part> parts = new ArrayList<>(req.docs().size() + req.appends().size());
@@ -113,7 +137,7 @@ public final class TxnApi {
                 ts = Math.max(ts, r.ts());
                 appendReplies.addObject().put("log", s.log()).put("firstSeq", r.firstSeq()).put("lastSeq", r.lastSeq());
             }
-            reply.put("ts", staged.isEmpty() ? System.currentTimeMillis() : ts);
+            reply.put("ts", !staged.isEmpty() ? ts : stampedAt != null ? stampedAt : System.currentTimeMillis());
             reply.put("durable", durable);
         } catch (RuntimeException e) {
             if (parts.size() > 1) {

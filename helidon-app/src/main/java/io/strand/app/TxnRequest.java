@@ -38,6 +38,14 @@ public record TxnRequest(List<DocPart> docs, List<AppendPart> appends) {
     public record AppendPart(String log, AppendRequest request) {
     }
 
+    /** This txn with every append stamped {@code epochMillis} (see {@link AppendRequest#withStampedAt}); itself for null. */
+    public TxnRequest stampedAt(Long epochMillis) {
+        if (epochMillis == null) {
+            return this;
+        }
+        return new TxnRequest(docs, appends.stream().map(a -> new AppendPart(a.log(), a.request().withStampedAt(epochMillis))).toList());
+    }
+
     public static TxnRequest parse(JsonNode body) {
         if (body == null || !body.isObject()) {
             throw StrandException.badRequest("a txn body must be a JSON object {\"docs\":{…},\"append\":[…]}");

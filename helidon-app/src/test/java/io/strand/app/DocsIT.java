@@ -151,6 +151,10 @@ class DocsIT {
         LogsHttpIT.expect(400, "invalid_name", http.get("/v1/ws/acme/docs/..%2Fx"));
         JsonNode incrMissing = http.post("/v1/ws/acme/docs/fresh/incr", "{\"path\":\"a.b\",\"delta\":-3,\"floor\":-10}").json();
         assertEquals(-3, incrMissing.get("value").asLong());
+        // a delete's condition empty or misspelt is refused, not dropped (the doc stays)
+        LogsHttpIT.expect(400, "bad_request", http.delete("/v1/ws/acme/docs/fresh?expectVersion="));
+        LogsHttpIT.expect(400, "bad_request", http.delete("/v1/ws/acme/docs/fresh?expectversion=1"));
+        LogsHttpIT.expect(409, "version_conflict", http.delete("/v1/ws/acme/docs/fresh?expectVersion=2"));
         assertEquals(200, http.delete("/v1/ws/acme/docs/fresh?expectVersion=1").status());
         LogsHttpIT.expect(404, "not_found", http.get("/v1/ws/acme/docs/fresh"));
         JsonNode list = http.get("/v1/ws/acme/docs?limit=1000").json();

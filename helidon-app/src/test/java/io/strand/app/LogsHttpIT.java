@@ -286,11 +286,6 @@ class LogsHttpIT {
     }
 
     private double appendErrors() {
-        for (String line : http.get("/observe/metrics").body().split("\n")) {
-            if (line.startsWith("strand_append_errors_total")) {
-                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return 0;
+        return http.metric("strand_append_errors_total");
     }
 }

@@ -228,14 +228,7 @@ class SubscriptionIT {
     }
 
     private static long replayLag() {
-        Http.Reply metrics = server.http.get("/observe/metrics");
-        assertEquals(200, metrics.status());
-        for (String line : metrics.body().split("\n")) {
-            if (line.startsWith("strand_replay_lag ") || line.startsWith("strand_replay_lag{")) {
-                return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        throw new AssertionError("no strand_replay_lag in " + metrics.body());
+        return (long) server.http.metric("strand_replay_lag");
     }
 
     @Test

@@ -200,6 +200,38 @@ class TxnIT {
         assertFalse(http.get("/v1/ws/acme/logs?limit=1000").body().contains("l-new"));
     }
 
+    /** A txn's parts count in the metrics as the same ops alone would (SPEC §11): entries, bytes, doc ops, refusals. */
+    @Test
+    void aTxnShouldCountItsPartsInTheMetrics() {
+        double appends = http.metric("strand_appends_total");
+        double bytes = http.metric("strand_append_bytes_total");
+        double docOps = http.metric("strand_doc_ops_total");
+        double bounds = http.metric("strand_doc_bound_rejections_total");
+        double conflicts = http.metric("strand_doc_conflicts_total");
+        double appendErrors = http.metric("strand_append_errors_total");
+        assertEquals(200, http.post("/v1/ws/acme/txn", "{\"docs\":{\"m1\":{\"ops\":[{\"op\":\"incr\",\"path\":\"n\",\"delta\":1}]},"
+                + "\"m2\":{\"ops\":[{\"op\":\"set\",\"path\":\"x\",\"value\":1}]}},"
+                + "\"append\":[{\"log\":\"lm\",\"entries\":[{\"data\":\"ab\"},{\"data\":12}]}]}").status());
+        assertEquals(appends + 2, http.metric("strand_appends_total"), 0.0);
+        assertEquals(bytes + 6, http.metric("strand_append_bytes_total"), 0.0, "\"ab\" and 12 as JSON text");
+        assertEquals(docOps + 2, http.metric("strand_doc_ops_total"), 0.0);
+        expectRefused(409, "{\"docs\":{\"m1\":{\"ops\":[{\"op\":\"incr\",\"path\":\"n\",\"delta\":-5,\"floor\":0}]}}}");
+        assertEquals(bounds + 1, http.metric("strand_doc_bound_rejections_total"), 0.0);
+        expectRefused(409, "{\"docs\":{\"m1\":{\"ops\":[{\"op\":\"incr\",\"path\":\"n\",\"delta\":1}],\"expectVersion\":7}}}");
+        assertEquals(conflicts + 1, http.metric("strand_doc_conflicts_total"), 0.0);
+        expectRefused(409, "{\"append\":[{\"log\":\"lm\",\"data\":1,\"expectedLastSeq\":9}]}");
+        assertEquals(appendErrors + 1, http.metric("strand_append_errors_total"), 0.0);
+        assertEquals(appends + 2, http.metric("strand_appends_total"), 0.0, "refused txns append nothing");
+        assertEquals(docOps + 2, http.metric("strand_doc_ops_total"), 0.0, "refused txns commit no doc op");
+        http.get("/v1/ws/acme/docs/m1");
+        assertEquals(docOps + 2, http.metric("strand_doc_ops_total"), 0.0, "a read is not a committed doc op");
+    }
+
+    private static void expectRefused(int status, String txn) {
+        Http.Reply r = http.post("/v1/ws/acme/txn", txn);
+        assertEquals(status, r.status(), r.body());
+    }
+
     /** A retried txn (same producerId/producerSeq) answers 409 duplicate with the original seqs and changes nothing. */
     @Test
     void aRetriedTxnShouldAnswerDuplicateAndChangeNothing() {

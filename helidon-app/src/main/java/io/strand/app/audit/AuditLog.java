@@ -75,8 +75,13 @@ public final class AuditLog {
             intentSeq = append(intent);
         } catch (RuntimeException e) {
             StrandException cause = strand(e);
-            throw new StrandException(cause.code(), "the audit log cannot be written, so " + action + " was not done: "
-                    + cause.getMessage(), cause.extras(), e);
+            // The action did not run, whatever became of its intent entry: the reply says "not done"
+            // and drops an "outcome":"unknown" that belonged to the audit entry's write alone.
+            Map<String, Object> extras = new java.util.LinkedHashMap<>(cause.extras());
+            boolean entryUnknown = extras.remove("outcome") != null;
+            throw new StrandException(cause.code(), "the audit log cannot be written, so " + action + " was not done"
+                    + (entryUnknown ? " (its audit intent entry may or may not be recorded)" : "") + "; retry it. The audit write: "
+                    + cause.getMessage(), extras, e);
         }
         T result;
         try {

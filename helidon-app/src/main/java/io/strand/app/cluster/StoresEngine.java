@@ -57,7 +57,7 @@ final class StoresEngine implements ShardEngine {
                 case ShardCommands.APPEND -> writes.append(c.ws(), c.name(), c.append().withStampedAt(stampedAtMillis))
                         .thenApply(ShardCommands::appendReply);
                 case ShardCommands.DOC -> writes.doc(c.op(), io.strand.docstore.DocId.of(c.ws(), c.name()), c.body()).thenApply(ShardCommands::jsonReply);
-                case ShardCommands.TXN -> writes.txn(c.ws(), c.body(), Principal.ROOT).thenApply(ShardCommands::jsonReply);
+                case ShardCommands.TXN -> writes.txn(c.ws(), c.body(), Principal.ROOT, stampedAtMillis).thenApply(ShardCommands::jsonReply);
                 case ShardCommands.DELETE_LOG -> writes.deleteLog(c.ws(), c.name()).thenApply(ShardCommands::booleanReply);
                 case ShardCommands.COLD_COVERED -> stores.logs().dropCovered(c.ws(), c.name(), c.seq()).thenApply(ShardCommands::countReply);
                 case ShardCommands.TRIM, ShardCommands.TRIM_TO_POLICY -> stores.retention().trimAsync(c.ws(), c.name(), c.seq(),

@@ -14,12 +14,14 @@ import io.strand.app.LogRequests;
 import io.strand.app.auth.Scope;
 import io.strand.core.Json;
 import io.strand.core.Names;
+import io.strand.core.StrandException;
 import io.strand.docstore.DocId;
 import io.strand.docstore.DocOps;
 import io.strand.docstore.DocPage;
 
 /** The doc rows of SPEC §5 under {@code /v1/ws/{ws}/docs}. */
 public final class DocsHttp implements HttpService {
+    private static final java.util.Set<String> DELETE_PARAMS = java.util.Set.of("expectVersion");
     private final Placement placement;
     private final HttpIo io;
 
@@ -49,9 +51,13 @@ public final class DocsHttp implements HttpService {
     private void delete(ServerRequest req, ServerResponse res) {
         DocId id = DocId.of(path(req, "ws"), path(req, "doc"));
         requireDocs(req, id.ws(), Scope.RW);
+        HttpIo.onlyParams(req, DELETE_PARAMS);
         ObjectNode body = Json.MAPPER.createObjectNode();
         String expect = param(req, "expectVersion");
         if (expect != null) {
+            if (expect.isEmpty()) { // an unset shell variable must not turn a conditional delete into a plain one
+                throw StrandException.badRequest("expectVersion is empty; give the version, or leave the parameter out");
+            }
             body.put("expectVersion", DocOps.expectVersion(expect));
         }
         HttpIo.ok(res, placement.writes().doc("delete", id, body).join());

@@ -78,6 +78,19 @@ public final class HttpIo {
         return req.query().contains(name) ? req.query().get(name) : null;
     }
 
+    /**
+     * Refuses a query parameter other than {@code allowed} with {@code 400 bad_request}: on a request
+     * that deletes, a misspelt condition ({@code ?expectversion=}) must not make it unconditional.
+     */
+    public static void onlyParams(ServerRequest req, java.util.Set<String> allowed) {
+        for (String name : req.query().names()) {
+            if (!allowed.contains(name)) {
+                throw StrandException.badRequest("unknown query parameter '" + name + "'"
+                        + (allowed.isEmpty() ? "; this request takes none" : "; allowed: " + String.join(", ", new java.util.TreeSet<>(allowed))));
+            }
+        }
+    }
+
     public static String path(ServerRequest req, String name) {
         return req.path().pathParameters().get(name);
     }

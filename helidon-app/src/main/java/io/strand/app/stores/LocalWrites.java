@@ -63,6 +63,11 @@ public final class LocalWrites implements WritePath {
 
     @Override
     public CompletableFuture<ObjectNode> txn(String ws, JsonNode body, Principal who) {
+        return txn(ws, body, who, null);
+    }
+
+    /** A txn whose entries are stamped {@code stampedAt} (a cluster leader's clock), or this node's clock for null. */
+    public CompletableFuture<ObjectNode> txn(String ws, JsonNode body, Principal who, Long stampedAt) {
         Stores s = stores.apply(ws);
         try {
             for (JsonNode part : body.path("append")) {
@@ -73,7 +78,7 @@ public final class LocalWrites implements WritePath {
         } catch (StrandException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return s.txnApi().call(ws, body, who);
+        return s.txnApi().call(ws, body, who, stampedAt);
     }
 
     @Override

@@ -86,7 +86,7 @@ public final class Stores implements AutoCloseable {
         TxnIntents intents = new TxnIntents(dir.resolve("txn"));
         intents.recover(writers); // after the write-ahead replay: a txn in flight at the crash came after its records
         return new Stores(dir, disk, writers, logs, docs, intents, new DocApi(docs, metrics),
-                new TxnApi(writers, logs, docs, intents), replayed, replayMillis);
+                new TxnApi(writers, logs, docs, intents, metrics), replayed, replayMillis);
     }
 
     public Path dir() {

@@ -81,6 +81,22 @@ class AuditLogTest {
         assertTrue(e.getMessage().contains("audit log cannot be written, so log.delete was not done"), e.getMessage());
     }
 
+    /** A cluster that cannot commit the intent says its write's outcome is unknown; the action's is known: not done. */
+    @Test
+    void anIntentWhoseWriteIsInDoubtShouldStillAnswerNotDoneWithoutAnUnknownOutcome() {
+        AuditLog inDoubt = new AuditLog((ws, log, req) -> java.util.concurrent.CompletableFuture.failedFuture(new StrandException(
+                ErrorCode.UNAVAILABLE, "shard 7 cannot commit now; the write may or may not be applied",
+                Map.of("retryable", true, "outcome", "unknown"))));
+        AtomicBoolean ran = new AtomicBoolean();
+        StrandException e = assertThrows(StrandException.class, () -> inDoubt.perform(Principal.ROOT, "token.mint", "ws:a",
+                Map.of(), () -> ran.getAndSet(true), r -> Map.of()));
+        assertFalse(ran.get(), "the action did not run");
+        assertEquals(ErrorCode.UNAVAILABLE, e.code());
+        assertEquals(Boolean.TRUE, e.extras().get("retryable"));
+        assertFalse(e.extras().containsKey("outcome"), e.extras().toString());
+        assertTrue(e.getMessage().contains("token.mint was not done (its audit intent entry may or may not be recorded)"), e.getMessage());
+    }
+
     @Test
     void anActionThatTookEffectShouldBeAnsweredAsDoneEvenIfItsOutcomeEntryFails() {
         String result = audit.perform(Principal.ROOT, "log.delete", "log:a/b", Map.of("ws", "a"), () -> {

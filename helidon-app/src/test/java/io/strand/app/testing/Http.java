@@ -59,6 +59,23 @@ public final class Http {
         return send(builder(path).GET());
     }
 
+    /**
+     * The value of the first sample of metric {@code name} (Prometheus text at {@code /observe/metrics},
+     * with or without labels); fails when the server does not list it.
+     */
+    public double metric(String name) {
+        Reply metrics = get("/observe/metrics");
+        if (metrics.status() != 200) {
+            throw new AssertionError("GET /observe/metrics: " + metrics.status() + " " + metrics.body());
+        }
+        for (String line : metrics.body().split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        throw new AssertionError("no " + name + " in " + metrics.body().substring(0, Math.min(500, metrics.body().length())));
+    }
+
     public Reply delete(String path) {
         return send(builder(path).DELETE());
     }
