@@ -21,8 +21,8 @@ final class LogTailCommand implements Callable<Integer> {
     @Option(names = "--from", paramLabel = "SEQ|latest", defaultValue = "latest",
             description = "Start at this seq, or only new entries with 'latest' (default).")
     String from;
-    @Option(names = {"-n", "--count"}, defaultValue = "0", description = "Stop after this many entries (default: follow until interrupted).")
-    long count;
+    @Option(names = {"-n", "--count"}, description = "Stop after this many entries, 1 or more (default: follow until interrupted).")
+    Long count;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -31,15 +31,19 @@ final class LogTailCommand implements Callable<Integer> {
             start = null;
         } else {
             try {
-                start = Math.max(1, Long.parseLong(from));
+                start = Long.parseLong(from);
             } catch (NumberFormatException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--from must be a seq or 'latest', not '" + from + "'");
+                start = -1L;
             }
+            if (start < 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--from must be a seq (0 or more) or 'latest', not '" + from + "'");
+            }
+            start = Math.max(1, start); // seq 0 is before the first entry: from the start
         }
-        if (count < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--count must be 0 or more");
+        if (count != null && count < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--count must be 1 or more (leave it out to follow), not " + count);
         }
         StrandClient client = o.client();
-        return new LogTail(client.socketUrl(o.ws), client.token(), log, start, count, o.json, o.out(), o.err()).run();
+        return new LogTail(client.socketUrl(o.ws), client.token(), log, start, count == null ? 0 : count, o.json, o.out(), o.err()).run();
     }
 }

@@ -46,10 +46,13 @@ final class TokenCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
+            if (lifetime.toSeconds() < 1) { // the server counts whole seconds: rounding up would mint a token nobody asked for
+                throw new CommandLine.ParameterException(spec.commandLine(), "--ttl must be at least 1s, not " + ttl);
+            }
             ObjectNode body = Json.MAPPER.createObjectNode();
             body.put("ws", o.ws);
             body.put("scope", scope);
-            body.put("ttlSeconds", Math.max(1, lifetime.toSeconds()));
+            body.put("ttlSeconds", lifetime.toSeconds());
             JsonNode r = o.client().post("/v1/admin/tokens", body);
             if (o.json) {
                 o.out().println(Json.string(r));

@@ -213,6 +213,10 @@ class StrandCliIT {
         assertEquals(2, exec("logs", "read", "x", "--from", "1", "--before", "end").exit());
         assertEquals(2, exec("token", "mint", "--ttl", "soon").exit());
         assertEquals(2, exec("logs", "tail", "x", "--from", "yesterday").exit());
+        assertEquals(2, exec("logs", "tail", "x", "--from", "-5").exit(), "a negative seq is not silently the start");
+        assertEquals(2, exec("logs", "tail", "x", "-n", "0").exit(), "-n 0 would follow forever, not stop");
+        assertEquals(2, exec("token", "mint", "--ttl", "0s").exit(), "not a 1 s token");
+        assertEquals(2, exec("token", "mint", "--ttl", "100ms").exit());
         // a flag value the server refuses is a usage error too (SPEC §9: 2 usage), before anything starts
         for (String[] bad : new String[][] {{"--durability", "bogus"}, {"--port", "99999"}, {"--hot-max-age", "xyz"},
                 {"--retention-max-entries", "-5"}}) {
