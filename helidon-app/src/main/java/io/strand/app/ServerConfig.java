@@ -297,6 +297,16 @@ public record ServerConfig(
         return logConfig(dataDir, durability);
     }
 
+    /**
+     * How often a quiet live subscription gets a heartbeat: {@code --heartbeat}, but at most half of
+     * {@code --idle-timeout}, since heartbeats are the traffic that keeps a subscriber's socket from
+     * being closed as idle.
+     */
+    public Duration subscriptionHeartbeat() {
+        Duration half = idleTimeout.dividedBy(2);
+        return heartbeat.compareTo(half) <= 0 ? heartbeat : half;
+    }
+
     /** The object store {@code --cold} names, with the S3 settings applied; null without {@code --cold} (a cluster keeps logs hot). */
     public io.strand.coldtier.ColdStoreConfig coldStoreConfig() {
         if (cold == null || cold.isBlank()) {

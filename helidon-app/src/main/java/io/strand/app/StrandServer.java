@@ -200,7 +200,7 @@ public final class StrandServer implements AutoCloseable {
         // a cluster's socket ops may wait on Raft (a read index before a subscription), which must not stop a loop
         this.wsLoops = cluster == null ? new WsEventLoops(config.wsEventLoops(), config.wsLoopWrites(), writers::writerOf) : WsEventLoops.NONE;
         SocketEndpoint.SocketContext socketContext = new SocketEndpoint.SocketContext(placement, docOps, authenticator, metrics,
-                config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.heartbeat().toMillis(),
+                config.maxConnectionsPerWorkspace(), config.maxSubscriptionsPerSocket(), config.subscriptionHeartbeat().toMillis(),
                 new ConcurrentHashMap<>(), new OpenSockets(), wsReaders, wsLoops);
         metrics.gauge("strand.ws.reader.threads", "WebSockets read by a platform thread of their own (at most --ws-reader-threads)",
                 wsReaders::inUse);

@@ -227,6 +227,33 @@ class SubscriptionIT {
         }
     }
 
+    /**
+     * A silent WebSocket is closed by the idle timeout with 1001 and reason "idle timeout" (not "server
+     * stopping": the server goes on), while a live subscription on a quiet log stays open: its heartbeats,
+     * at most half the idle timeout apart even with the default 15 s interval, are traffic.
+     */
+    @Test
+    void anIdleSocketShouldCloseAsIdleWhileALiveSubscriptionStaysOpen(@TempDir Path idleDir) throws Exception {
+        try (TestServer idle = TestServer.start(idleDir, Map.of("STRAND_IDLE_TIMEOUT", "2s"));
+             WsClient silent = WsClient.connect(idle.wsUrl("idle"));
+             WsClient subscriber = WsClient.connect(idle.wsUrl("idle"))) {
+            JsonNode sub = subscriber.reply(subscriber.request("subscribe", "\"log\":\"quiet\",\"from\":\"latest\""), 10_000);
+            assertTrue(sub.path("ok").asBoolean(), sub.toString());
+            assertEquals(1001, silent.closed.get(15, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals("idle timeout", silent.closeReason);
+            int heartbeats = 0;
+            while (heartbeats < 4) { // 4 heartbeats ≥ 4 s: twice the idle timeout with nothing sent by the client
+                JsonNode f = subscriber.next(10_000);
+                assertTrue(f != null, "a live subscription keeps getting heartbeats, not an idle close: " + subscriber.closeReason);
+                if ("heartbeat".equals(f.path("type").asText())) {
+                    heartbeats++;
+                }
+            }
+            assertFalse(subscriber.closed.isDone(), "closed with " + subscriber.closed.getNow(-1) + " " + subscriber.closeReason);
+            assertEquals(200, idle.http.get("/observe/health").status(), "the server goes on");
+        }
+    }
+
     private static long replayLag() {
         return (long) server.http.metric("strand_replay_lag");
     }

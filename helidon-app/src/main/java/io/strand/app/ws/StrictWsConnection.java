@@ -69,6 +69,8 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
     private final AtomicBoolean closeNotified = new AtomicBoolean();
     private volatile boolean finished;
     private volatile boolean canRun = true;
+    /** Why {@link #close(boolean)} stopped the connection: the close frame's reason. */
+    private volatile String stopReason = "server stopping";
     private volatile boolean readingNetwork;
     private volatile Thread thread;
     /** When a frame last came in (sends are {@link ServerFrames#lastSentNanos}). */
@@ -147,7 +149,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
                 if (closeSent.get()) {
                     drain(); // this side closed (the listener, or another thread): wait for the peer's close
                 } else {
-                    close(WsCloseCodes.GOING_AWAY, "server stopping"); // shutting down: no waiting for the peer
+                    close(WsCloseCodes.GOING_AWAY, stopReason); // shutting down or idle: no waiting for the peer
                 }
             }
         } catch (Exception e) {
@@ -326,7 +328,7 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
                 if (process(frame, loopLimit)) {
                     endOnLoop(); // the peer's close, answered
                 } else if (!canRun) {
-                    close(WsCloseCodes.GOING_AWAY, "server stopping"); // no waiting for the peer
+                    close(WsCloseCodes.GOING_AWAY, stopReason); // no waiting for the peer
                     outgoing.output().flush();
                     finishOnLoop();
                 }
@@ -634,14 +636,21 @@ final class StrictWsConnection implements ServerConnection, WsSession, WsEventLo
         return Duration.ofNanos(System.nanoTime() - Math.max(lastReceivedNanos, outgoing.lastSentNanos()));
     }
 
-    /** The server is stopping or the connection is idle: stop reading (interrupting only a read, as Helidon does). */
+    /**
+     * The server is stopping or the connection is idle: stop reading (interrupting only a read, as Helidon
+     * does). Both close with 1001 (going away); the reason says which, so a client does not take an idle
+     * close for a restart.
+     */
     @Override
     public void close(boolean interrupt) {
+        String reason = idleTime().compareTo(ctx.listenerContext().config().idleConnectionTimeout()) >= 0
+                ? "idle timeout" : "server stopping";
+        stopReason = reason; // before canRun: the reader closes with it once it sees canRun false
         canRun = false;
         if (outgoing.output() != null) {
             loop.execute(() -> {
                 if (!finished) {
-                    close(WsCloseCodes.GOING_AWAY, "server stopping");
+                    close(WsCloseCodes.GOING_AWAY, reason);
                     outgoing.output().flush();
                     finishOnLoop(); // no waiting for a client that does not read, as an interrupted write would not
                 }

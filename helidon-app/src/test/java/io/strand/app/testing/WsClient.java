@@ -21,6 +21,8 @@ public final class WsClient implements AutoCloseable {
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
     public final BlockingQueue<JsonNode> frames = new LinkedBlockingQueue<>();
     public final CompletableFuture<Integer> closed = new CompletableFuture<>();
+    /** The server's close frame's reason; set before {@link #closed} completes. */
+    public volatile String closeReason;
     private final WebSocket socket;
     private final boolean manualDemand;
     private final StringBuilder partial = new StringBuilder();
@@ -126,6 +128,7 @@ public final class WsClient implements AutoCloseable {
 
         @Override
         public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            closeReason = reason;
             closed.complete(statusCode);
             return null;
         }
