@@ -20,7 +20,8 @@ import java.util.Arrays;
 /**
  * Parses a client's request (a socket frame, a request body) into a tree in which every append
  * payload, the value of {@code data} at the root and in each object of the root's {@code entries}
- * array, stays the bytes the client sent ({@link Raw}, a {@link POJONode}). Stateless.
+ * array, stays the bytes the client sent ({@link Raw}, a {@link POJONode}), and so does a root
+ * {@code id} that is a number with a fraction or exponent (a socket reply echoes it as sent). Stateless.
  *
  * <p>Why: an append stores each payload as JSON bytes. Parsing it into a tree and writing the tree
  * back out took 56 % of the single node's sampled CPU under {@code strand bench append-batched}
@@ -115,6 +116,10 @@ public final class RequestJson {
                     continue;
                 }
                 node.set(name, raw(utf8, start, end(p, value, start)));
+            } else if (root && name.equals("id") && value == JsonToken.VALUE_NUMBER_FLOAT) {
+                // a request id with a fraction or exponent is echoed as sent: 1e2 stays 1e2, not 100 or 1E+2
+                int start = (int) p.currentTokenLocation().getByteOffset();
+                node.set(name, raw(utf8, start, start + p.getTextLength()));
             } else if (root && name.equals("entries") && value == JsonToken.START_ARRAY) {
                 node.set(name, entries(p, utf8));
             } else {

@@ -176,6 +176,21 @@ class SocketProtocolIT {
         }
     }
 
+    /** SPEC §6: the id comes back as the same JSON value, spelled as sent (1e2 is not 100.0, 1.0 not 1). */
+    @Test
+    void aRequestIdShouldBeEchoedAsSent() throws IOException {
+        try (FrameSocket s = FrameSocket.connect(server.wsUrl("ids"))) {
+            for (String id : List.of("1e2", "1.0", "-0.5", "2.50E-3", "7", "123456789012345678901234567890", "\"x\"", "null")) {
+                s.sendText("{\"id\":" + id + ",\"op\":\"ping\"}");
+                String reply = s.read().text();
+                assertTrue(reply.startsWith("{\"id\":" + id + ","), id + " → " + reply);
+            }
+            s.sendText("{\"id\":1e2,\"op\":\"nope\"}");
+            String error = s.read().text();
+            assertTrue(error.startsWith("{\"id\":1e2,\"ok\":false"), error);
+        }
+    }
+
     @Test
     void protocolViolationsCloseWith1002() throws IOException {
         assertEquals(1002, closeCodeAfter(s -> s.send(true, FrameSocket.PING, new byte[126])), "control frame over 125 bytes");
@@ -294,6 +309,10 @@ class SocketProtocolIT {
             JsonNode refused = c.reply(c.request("subscribe", "\"log\":\"a\",\"from\":4,\"sub\":\"far\""), 5_000);
             assertEquals("bad_request", refused.path("error").path("code").asText(), refused.toString());
             assertEquals(2, refused.path("error").path("head").asLong(-1), refused.toString());
+            for (String huge : List.of("18446744073709551616", "18446744073709551617", "100000000000000000000")) {
+                JsonNode wrapped = c.reply(c.request("subscribe", "\"log\":\"a\",\"from\":" + huge + ",\"sub\":\"far\""), 5_000);
+                assertEquals("bad_request", wrapped.path("error").path("code").asText(), "from " + huge + " must not wrap: " + wrapped);
+            }
             JsonNode next = c.reply(c.request("subscribe", "\"log\":\"a\",\"from\":3,\"sub\":\"far\""), 5_000);
             assertTrue(next.get("ok").asBoolean(), "head+1 is the next entry: " + next);
             assertEquals(3, next.get("from").asLong());

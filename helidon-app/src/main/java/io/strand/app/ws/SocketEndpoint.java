@@ -284,7 +284,7 @@ public final class SocketEndpoint implements WsListener {
             return;
         }
         JsonNode id = req.has("id") ? req.get("id") : NullNode.getInstance();
-        if (!id.isNull() && !id.isNumber() && !id.isTextual()) {
+        if (!id.isNull() && !id.isNumber() && !id.isTextual() && RequestJson.rawBytes(id) == null) { // raw: a number kept as sent
             reply(NullNode.getInstance(), new StrandException(ErrorCode.BAD_FRAME, "'id' must be a number or a string"));
             return;
         }
@@ -395,10 +395,10 @@ public final class SocketEndpoint implements WsListener {
             from = 1L;
         } else if (fromNode.isTextual() && fromNode.asText().equals("latest")) {
             from = "latest";
-        } else if (fromNode.isIntegralNumber() && fromNode.asLong() >= 0) {
-            from = fromNode.asLong();
+        } else if (fromNode.isIntegralNumber() && fromNode.canConvertToLong() && fromNode.asLong() >= 0) {
+            from = fromNode.asLong(); // canConvertToLong: 2^64 must not wrap to 0 and replay from the start
         } else {
-            throw StrandException.badRequest("'from' must be a seq ≥ 0 or \"latest\"");
+            throw StrandException.badRequest("'from' must be a seq from 0 to 2^63-1, or \"latest\"");
         }
         Long window = LogRequests.optionalLong(req, "window", 1);
         JsonNode subNode = req.get("sub");
