@@ -49,6 +49,8 @@ public sealed interface Op permits Op.Incr, Op.Cas, Op.Set, Op.Remove {
                 current = 0;
             } else if (at.isIntegralNumber() && at.canConvertToLong()) {
                 current = at.longValue();
+            } else if (at.isNumber() && integral(at) != null) {
+                current = integral(at); // 1E+2 or 100.0: a whole number spelt with an exponent or a zero fraction
             } else {
                 throw new StrandException(ErrorCode.NOT_A_NUMBER, "value at '" + path + "' is "
                         + describe(at) + ", not a 64-bit integer");
@@ -122,6 +124,15 @@ public sealed interface Op permits Op.Incr, Op.Cas, Op.Set, Op.Remove {
         @Override
         public JsonNode applyTo(ObjectNode doc, long version) {
             path.remove(doc);
+            return null;
+        }
+    }
+
+    /** The value of a decimal number node that is a whole number within 64 bits, else null. */
+    private static Long integral(JsonNode number) {
+        try {
+            return number.decimalValue().longValueExact();
+        } catch (ArithmeticException e) {
             return null;
         }
     }

@@ -216,11 +216,22 @@ class DocStoreTest {
 
     @Test
     void incrShouldRefuseWithNotANumberWhenValueIsNotAnInteger() {
-        await(store.put("w", "d", obj("{\"s\":\"5\",\"f\":1.5,\"b\":true,\"o\":{},\"big\":123456789012345678901234}"), null));
-        for (String path : List.of("s", "f", "b", "o", "big")) {
+        await(store.put("w", "d", obj("{\"s\":\"5\",\"f\":1.5,\"b\":true,\"o\":{},\"big\":123456789012345678901234,"
+                + "\"bigExp\":1e30,\"tiny\":1e-2}"), null));
+        for (String path : List.of("s", "f", "b", "o", "big", "bigExp", "tiny")) {
             failure(store.incr("w", "d", path, 1, null, null), ErrorCode.NOT_A_NUMBER);
         }
         assertEquals(1, store.get("w", "d").orElseThrow().version());
+    }
+
+    /** A whole number spelt with an exponent or a zero fraction (1e2, 100.0) is a number to incr, as its value says. */
+    @Test
+    void incrShouldTakeAWholeNumberWrittenAsADecimal() {
+        await(store.put("w", "d", obj("{\"e\":1e2,\"z\":7.000,\"neg\":-2E1}"), null));
+        assertEquals(101, await(store.incr("w", "d", "e", 1, null, null)).value());
+        assertEquals(8, await(store.incr("w", "d", "z", 1, null, null)).value());
+        assertEquals(-19, await(store.incr("w", "d", "neg", 1, null, null)).value());
+        assertEquals(101, counter("d", "e"));
     }
 
     @Test
