@@ -13,17 +13,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.metrics.MetricRegistries;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientAsynchronousProtocol;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
@@ -38,8 +35,9 @@ import org.apache.ratis.util.TimeDuration;
 /**
  * This JVM's member of the cluster: one Ratis {@link RaftServer} on the node's Raft port hosting a
  * replica (a Raft group division with a {@link ShardStateMachine}) of every shard placement gives the
- * node, plus the clients that propose to and read from any shard. Thread-safe: Ratis owns its threads;
- * this class keeps concurrent maps of clients and state machines and immutable configuration.
+ * node, plus the clients that propose to and read from any shard ({@link ShardClients}, and
+ * {@link LocalLeaderSubmitter} for a shard it leads itself). Thread-safe: Ratis owns its threads; this
+ * class keeps a concurrent map of state machines and immutable configuration.
  *
  * <p>Storage: Ratis under {@code DATA/raft/<group-uuid>/} (log segments, term/vote metadata), each
  * shard's engine and snapshots under {@code DATA/shards/<k>/} ({@link ShardSnapshots}). On start Ratis
@@ -54,13 +52,12 @@ public final class RaftNode implements AutoCloseable {
     private final ClusterSpec spec;
     private final ShardEngineFactory factory;
     private final RaftServer server;
-    private final RaftProperties clientProperties;
     private final Map<UUID, Integer> shardOfGroup = new HashMap<>();
     /** Each shard's Raft group id (a name-based UUID, an MD5 to derive), derived once. */
     private final RaftGroupId[] groupIds;
     private final Map<Integer, ShardStateMachine> machines = new ConcurrentHashMap<>();
-    private final Map<Integer, RaftClient> clients = new ConcurrentHashMap<>();
-    private final Map<Integer, RaftClient> readClients = new ConcurrentHashMap<>();
+    /** This node's clients of every shard ({@link #client}, {@link #readClient}). */
+    private final ShardClients clients;
     /** Peers of shards this node learned from {@link #replace} (placement no longer says them). */
     private final Map<Integer, List<RaftPeer>> knownPeers = new ConcurrentHashMap<>();
     private final ClientId adminClientId = ClientId.randomId();
@@ -71,12 +68,8 @@ public final class RaftNode implements AutoCloseable {
     private final ScheduledExecutorService timers;
     /** Asks a leader that stopped feeding one of this node's follower replicas to step down; set at start. */
     private volatile StalledReplicaWatch stalledReplicas;
-    /** In-process requests to a local leader ({@link #submitLocally}): their client id, call ids, and replied ids. */
-    private final ClientId localClientId = ClientId.randomId();
-    private final AtomicLong localCallIds = new AtomicLong();
-    private final ConcurrentLinkedQueue<Long> localReplied = new ConcurrentLinkedQueue<>();
-    /** Hands in-process requests to the local Raft server ({@link #submitLocally}), off Ratis's own threads. */
-    private final ExecutorService localSubmitter;
+    /** This node's requests to a shard replica of its own that leads ({@link #submitLocally}). */
+    private final LocalLeaderSubmitter local;
     /** Stages each shard's next snapshot in the background (one at a time per node: it is disk-bound). */
     private final ExecutorService snapshotStager;
 
@@ -104,7 +97,7 @@ public final class RaftNode implements AutoCloseable {
             shardOfGroup.put(ClusterSpec.groupId(k), k);
             groupIds[k] = RaftGroupId.valueOf(ClusterSpec.groupId(k));
         }
-        this.clientProperties = RatisConfig.client(spec);
+        this.clients = new ShardClients(spec, this::peersOf, this::localLeader);
         java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "strand-cluster-timer-" + spec.nodeId());
             t.setDaemon(true);
@@ -112,11 +105,6 @@ public final class RaftNode implements AutoCloseable {
         });
         timer.setRemoveOnCancelPolicy(true); // every write and read sets a deadline, cancelled when it completes
         this.timers = timer;
-        this.localSubmitter = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "strand-local-submit-" + spec.nodeId());
-            t.setDaemon(true);
-            return t;
-        });
         this.snapshotStager = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "strand-snapshot-stager-" + spec.nodeId());
             t.setDaemon(true);
@@ -128,6 +116,7 @@ public final class RaftNode implements AutoCloseable {
                 .setStateMachineRegistry(this::newStateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
+        this.local = new LocalLeaderSubmitter(spec.nodeId(), server, this::division);
         this.readBarrier = new ReadBarrier(this, timers);
         this.proposer = new ShardProposer(spec.shards(), new ShardProposer.Clients() {
             @Override
@@ -275,113 +264,30 @@ public final class RaftNode implements AutoCloseable {
 
     void learnedPeers(int k, List<RaftPeer> peers) {
         knownPeers.put(k, List.copyOf(peers));
-        for (Map<Integer, RaftClient> m : List.of(clients, readClients)) {
-            RaftClient old = m.remove(k);
-            if (old != null) {
-                closeQuietly(old);
-            }
-        }
+        clients.peersChanged(k);
     }
 
     /** The client that proposes to shard {@code k}'s group (writes, no-op nudges), created on first use. */
     RaftClient client(int k) {
-        return clients.computeIfAbsent(k, this::newClient);
+        return clients.proposals(k);
     }
 
-    /**
-     * The client that asks shard {@code k}'s leader for read indexes (and {@link StalledReplicaWatch}'s
-     * group-info probes), created on first use. Not the
-     * proposals' client: when a peer answers "not leader", Ratis's client closes its channel to that peer
-     * on the thread that then schedules the retry, and the close waits up to 3 s for the channel's open
-     * calls. A read index that peer is still working on (a follower asking a leader that just died) kept
-     * the proposals' channel open that long, so the retry of every write in the ordered window waited
-     * with it: failovers measured 3.4–4.1 s instead of under 1 s.
-     */
+    /** The client that asks shard {@code k}'s leader for read indexes ({@link ShardClients#reads}). */
     RaftClient readClient(int k) {
-        return readClients.computeIfAbsent(k, this::newClient);
-    }
-
-    private RaftClient newClient(int shard) {
-        RaftClient.Builder b = RaftClient.newBuilder()
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(ClusterSpec.groupId(shard)), peersOf(shard)))
-                .setProperties(clientProperties)
-                .setRetryPolicy(RatisConfig.retryPolicy(spec.requestTimeout()));
-        // Without a hint Ratis starts at the first peer, the preferred leader. When that node is paused or cut
-        // off (not dead: its port takes connections and never answers) each new client spent its first try
-        // timing out there, so every write failed although another leader had been elected; the local
-        // replica knows the current leader.
-        localLeader(shard).ifPresent(b::setLeaderId);
-        return b.build();
+        return clients.reads(k);
     }
 
     /**
-     * When this node's replica of {@code shard} is its leader and ready (it has committed an entry of its
-     * term): {@code message} submitted to it in-process, as a request of this node's own client id. A
-     * client's request to its own node costs a gRPC round trip over loopback (protobuf both ways, two
-     * socket hops, four thread hand-offs); empty when another node leads, and the caller uses its
-     * {@link #client}. Such a request is never retried under the same call id: a failure after Ratis
-     * appended it is an unknown outcome for the caller to report.
+     * {@code message} submitted in-process when this node's replica of {@code shard} leads and is ready;
+     * empty when another node leads, and the caller uses its {@link #client} ({@link LocalLeaderSubmitter}).
      */
     Optional<CompletableFuture<RaftClientReply>> submitLocally(int shard, Message message, RaftClientRequest.Type type) {
-        Optional<RaftServer.Division> d = division(shard).filter(x -> x.getInfo().isLeader() && x.getInfo().isLeaderReady());
-        if (d.isEmpty()) {
-            return Optional.empty();
-        }
-        List<Long> replied = new ArrayList<>();
-        for (Long id; replied.size() < 1024 && (id = localReplied.poll()) != null; ) {
-            replied.add(id); // lets the leader drop these from its retry cache at once, as Ratis's client does
-        }
-        long callId = localCallIds.incrementAndGet();
-        RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(localClientId).setServerId(server.getId())
-                .setGroupId(d.get().getMemberId().getGroupId()).setCallId(callId).setRepliedCallIds(replied)
-                .setMessage(message).setType(type).build();
-        // Submitted from the node's own thread, never from the caller's: a proposal is often sent from the
-        // completion of the previous one, which runs on a Ratis thread (the apply path); re-entering Ratis
-        // there (its log queue, its locks) from inside its own apply path can stall the shard. (Submitting
-        // from request threads, which are virtual, directly was tried: no difference beyond the noise of
-        // hand-driven serial appends on a 3-node cluster, 2026-12-03, so the one path stays.)
-        RaftServer.Division leader = d.get();
-        CompletableFuture<RaftClientReply> reply = new CompletableFuture<>();
-        try {
-            localSubmitter.execute(() -> {
-                try {
-                    submitToDivision(leader, request).whenComplete((r, e) -> {
-                        localReplied.add(callId);
-                        if (e != null) {
-                            reply.completeExceptionally(e);
-                        } else {
-                            reply.complete(r);
-                        }
-                    });
-                } catch (IOException | RuntimeException e) {
-                    reply.completeExceptionally(e);
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException e) { // the node is closing
-            reply.completeExceptionally(e);
-        }
-        return Optional.of(reply);
-    }
-
-    /**
-     * Hands {@code request} to the division itself on the calling thread. {@code RaftServer}'s own entry
-     * point ({@code RaftServerProxy.submitClientRequestAsync}) runs the same call on the division's client
-     * executor and blocks the caller until it returns ({@code supplyAsync(…).join()}, there so that gRPC
-     * threads never do the work): two thread hand-offs per proposal, which the submitting thread here does
-     * not need, since it is this node's own. With {@link ShardProposer#timeOut} it took the leader's
-     * context switches per serial append on a 3-node cluster from 45 to 40 ({@code /proc/PID/task/*}/status).
-     */
-    private CompletableFuture<RaftClientReply> submitToDivision(RaftServer.Division division, RaftClientRequest request)
-            throws IOException {
-        if (division instanceof RaftClientAsynchronousProtocol direct) {
-            return direct.submitClientRequestAsync(request);
-        }
-        return server.submitClientRequestAsync(request);
+        return local.submit(shard, message, type);
     }
 
     /** Requests this node submitted in-process to a local leader since start ({@link #submitLocally}). */
     long localRequests() {
-        return localCallIds.get();
+        return local.submitted();
     }
 
     /** The leader of {@code shard} as this node's replica knows it, if it holds one and knows one. */
@@ -391,10 +297,7 @@ public final class RaftNode implements AutoCloseable {
 
     /** Drops a client whose ordered window Ratis closed after a failure; the next call makes a new one. */
     void clientFailed(int shard, RaftClient broken) {
-        if (clients.remove(shard, broken)) {
-            LOG.log(System.Logger.Level.INFO, "shard " + shard + ": a new Raft client for proposals (the last one's window closed)");
-            Thread.ofVirtual().name("strand-client-close").start(() -> closeQuietly(broken)); // waits for its channels
-        }
+        clients.failed(shard, broken);
     }
 
     /** A one-shot client for admin calls on {@code group} (no retry, short timeout). */
@@ -404,9 +307,7 @@ public final class RaftNode implements AutoCloseable {
 
     /** {@link #adminClient(RaftGroup)} with another request timeout (a call that does real work on the peer). */
     RaftClient adminClient(RaftGroup group, java.time.Duration timeout) {
-        RaftProperties p = new RaftProperties();
-        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p, RatisConfig.millis(timeout));
-        return RaftClient.newBuilder().setRaftGroup(group).setProperties(p).setRetryPolicy(RatisConfig.noRetry()).build();
+        return ShardClients.admin(group, timeout);
     }
 
     public ClusterSpec spec() {
@@ -590,12 +491,9 @@ public final class RaftNode implements AutoCloseable {
     @Override
     public void close() {
         timers.shutdownNow();
-        localSubmitter.shutdownNow();
+        local.close();
         snapshotStager.shutdownNow();
-        for (Map<Integer, RaftClient> m : List.of(clients, readClients)) {
-            m.values().forEach(RaftNode::closeQuietly);
-            m.clear();
-        }
+        clients.close();
         try {
             server.close();
         } catch (IOException e) {
