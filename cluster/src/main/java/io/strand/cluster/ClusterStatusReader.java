@@ -93,18 +93,44 @@ final class ClusterStatusReader {
     }
 
     private List<ClusterStatus.NodeStatus> probeNodes() {
+        List<ClusterSpec.Member> members = members();
         try (ExecutorService probes = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<Boolean>> reachable = new ArrayList<>();
-            for (ClusterSpec.Member m : spec.members()) {
+            for (ClusterSpec.Member m : members) {
                 reachable.add(probes.submit(() -> m.id().equals(spec.nodeId()) || reachable(m)));
             }
             List<ClusterStatus.NodeStatus> out = new ArrayList<>();
-            for (int i = 0; i < spec.members().size(); i++) {
-                ClusterSpec.Member m = spec.members().get(i);
+            for (int i = 0; i < members.size(); i++) {
+                ClusterSpec.Member m = members.get(i);
                 out.add(new ClusterStatus.NodeStatus(m.id(), m.address(), get(reachable.get(i))));
             }
             return out;
         }
+    }
+
+    /**
+     * The nodes this one knows of: its {@code --cluster} list, then any other replica of a shard as its
+     * configuration says ({@code strand cluster replace} adds a node that older members' lists lack), so
+     * every node lists the same replicas whatever list it was started with.
+     */
+    private List<ClusterSpec.Member> members() {
+        java.util.Map<String, ClusterSpec.Member> byId = new java.util.LinkedHashMap<>();
+        spec.members().forEach(m -> byId.put(m.id(), m));
+        for (int k = 0; k < spec.shards(); k++) {
+            for (RaftPeer p : node.peersOf(k)) {
+                String address = p.getAddress();
+                int colon = address == null ? -1 : address.lastIndexOf(':');
+                if (colon > 0 && !byId.containsKey(p.getId().toString())) {
+                    try {
+                        byId.put(p.getId().toString(), new ClusterSpec.Member(p.getId().toString(), address.substring(0, colon),
+                                Integer.parseInt(address.substring(colon + 1))));
+                    } catch (IllegalArgumentException e) {
+                        // an address this node cannot read: the shard's replica list still names it
+                    }
+                }
+            }
+        }
+        return List.copyOf(byId.values());
     }
 
     private static boolean get(Future<Boolean> f) {

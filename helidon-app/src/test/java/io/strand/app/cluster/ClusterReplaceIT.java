@@ -1,6 +1,7 @@
 package io.strand.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.reliability.ReliabilityRow;
@@ -67,6 +68,14 @@ class ClusterReplaceIT extends ClusterFaultRun {
                     s.path("replicas").toString(), s.path("role").asText(), s.path("appliedIndex").asLong()));
         }
         acked.addAll(probe.appendMany(List.of("n1", "n2", "n4"), wss, "log", 10, "replaced", 100, max));
+        // an old member (started with the list n1,n2,n3) lists the new replica too, up, with its HTTP address
+        JsonNode n4Seen = null;
+        for (JsonNode n : probe.status("n2").path("nodes")) {
+            if (n.path("id").asText().equals("n4")) {
+                n4Seen = n;
+            }
+        }
+        assertTrue(n4Seen != null && n4Seen.path("up").asBoolean(), "n2's /v1/cluster nodes: " + probe.status("n2").path("nodes"));
 
         nodes.kill("n1");
         t0 = System.nanoTime();
