@@ -38,10 +38,30 @@ function ago(ms) {
   const rel = s < 60 ? s + ' s ago' : s < 3600 ? Math.round(s / 60) + ' min ago' : s < 86400 ? Math.round(s / 3600) + ' h ago' : Math.round(s / 86400) + ' d ago';
   return rel;
 }
+/**
+ * Text with its bidirectional controls (U+202A–202E, U+2066–2069, LRM/RLM/ALM) shown as JSON escapes:
+ * one inside a string must not reorder what is drawn after it, so data cannot pass for other fields.
+ */
+function visible(text) {
+  return text.replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
 /** Pretty-printed JSON: short values on one spaced line, longer ones indented. */
 function pretty(json) {
   const oneLine = JSON.stringify(json, null, 1).replace(/\n\s*/g, ' ');
-  return oneLine.length <= 100 ? oneLine : JSON.stringify(json, null, 2);
+  return visible(oneLine.length <= 100 ? oneLine : JSON.stringify(json, null, 2));
+}
+/** A log's retention policy in words: "unlimited", or its limits ("7 d · 1,000 entries · 64.0 MiB"). */
+function retentionText(r) {
+  if (!r) return 'unlimited';
+  const parts = [];
+  if (r.maxAgeSeconds != null) parts.push(duration(r.maxAgeSeconds));
+  if (r.maxEntries != null) parts.push(num(r.maxEntries) + ' entries');
+  if (r.maxBytes != null) parts.push(bytes(r.maxBytes));
+  return parts.length ? parts.join(' · ') : 'unlimited';
+}
+function duration(s) {
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['min', 60]]) if (s >= size && s % size === 0) return (s / size) + ' ' + unit;
+  return num(s) + ' s';
 }
 function dl(target, pairs) {
   target.replaceChildren();
@@ -55,7 +75,12 @@ class ApiError extends Error {
 }
 
 async function api(path) {
-  const res = await fetch(path, { headers: { Authorization: 'Bearer ' + token() } });
+  let res;
+  try {
+    res = await fetch(path, { headers: { Authorization: 'Bearer ' + token() } });
+  } catch (e) {
+    throw new Error('cannot reach the server (' + e.message + '); try again once it is back');
+  }
   const text = await res.text();
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
@@ -74,6 +99,8 @@ function showError(e) {
   $('error').textContent = e.message || String(e);
   $('error').hidden = false;
 }
+/** A user action starts: the last action's error banner goes. */
+function clearError() { $('error').hidden = true; }
 
 // ------------------------------------------------------------------ login
 
@@ -143,7 +170,7 @@ async function logRow(ws, name) {
     api(logPath(ws, name) + '/cold').catch(() => null),
     api(logPath(ws, name) + '/entries?before=end&limit=1').catch(() => null)]);
   const lastEntry = last && last.entries.length ? last.entries[last.entries.length - 1] : null;
-  const retention = info && info.retention ? JSON.stringify(info.retention) : '–';
+  const retention = info ? retentionText(info.retention) : '–';
   return el('tr', { 'data-log': name },
     el('td', {}, el('a', { href: '#/ws/' + enc(ws) + '/log/' + enc(name), text: name })),
     el('td', { class: 'num', text: num(info && info.entries) }),
@@ -165,7 +192,7 @@ async function docRow(ws, name) {
 }
 
 /** Fills a table page by page: the "more" button fetches the next page from the list's `after`. */
-async function pagedTable(tbody, more, listUrl, field, row, emptyText) {
+async function pagedTable(tbody, more, listUrl, field, row, emptyText, columns) {
   tbody.replaceChildren();
   let after = null;
   const load = async () => {
@@ -174,7 +201,7 @@ async function pagedTable(tbody, more, listUrl, field, row, emptyText) {
     tbody.append(...rows);
     after = page.after || null;
     more.hidden = !after;
-    if (!tbody.children.length) tbody.append(el('tr', {}, el('td', { class: 'empty', colspan: 8, text: emptyText })));
+    if (!tbody.children.length) tbody.append(el('tr', {}, el('td', { class: 'empty', colspan: columns, text: emptyText })));
   };
   more.onclick = () => load().catch(showError);
   await load();
@@ -184,46 +211,66 @@ async function workspaceView(ws) {
   show('view-workspace', [['workspaces', '#/'], [ws]]);
   $('ws-title').textContent = 'Workspace ' + ws;
   await Promise.all([
-    pagedTable($('log-rows'), $('logs-more'), wsPath(ws) + '/logs', 'logs', n => logRow(ws, n), 'no logs'),
-    pagedTable($('doc-rows'), $('docs-more'), wsPath(ws) + '/docs', 'docs', n => docRow(ws, n), 'no docs')]);
+    pagedTable($('log-rows'), $('logs-more'), wsPath(ws) + '/logs', 'logs', n => logRow(ws, n), 'no logs', 8),
+    pagedTable($('doc-rows'), $('docs-more'), wsPath(ws) + '/docs', 'docs', n => docRow(ws, n), 'no docs', 3)]);
 }
 
 async function docView(ws, name) {
   show('view-doc', [['workspaces', '#/'], [ws, '#/ws/' + enc(ws)], ['doc ' + name]]);
   $('doc-title').textContent = name;
+  for (const id of ['doc-version', 'doc-size', 'doc-json']) $(id).textContent = '';
   const doc = await api(wsPath(ws) + '/docs/' + enc(name));
   $('doc-version').textContent = doc.version;
   $('doc-size').textContent = bytes(new TextEncoder().encode(JSON.stringify(doc.value)).length);
-  $('doc-json').textContent = JSON.stringify(doc.value, null, 2);
+  $('doc-json').textContent = visible(JSON.stringify(doc.value, null, 2));
 }
 
 // ------------------------------------------------------------------ log view: live tail over the socket
 
-/** The open log view's subscription; one at a time. */
+/**
+ * The open log view's subscription; one at a time. A socket that drops (the server restarting, the
+ * network) is reopened with a growing delay (1 s, 2 s, … 10 s) and the subscription resumes from the
+ * next seq not yet shown, so nothing is missed or shown twice.
+ */
 const tail = {
   socket: null, ws: null, log: null, sub: 0, next: 1, lowest: null, paused: false, caughtUp: false, start: 1, ids: 0, replayHead: null,
+  retry: null, retryMs: 0, note: '',
 
   open(ws, log, from) {
     this.stop();
-    Object.assign(this, { ws, log, paused: false, lowest: null });
+    Object.assign(this, { ws, log, paused: false, lowest: null, next: from, retryMs: 0, note: '' });
     $('entries').replaceChildren();
     $('tail-toggle').textContent = 'Pause';
+    this.connect(from);
+  },
+
+  /** Opens the socket; once it is open, subscribes from {@code from} unless paused. */
+  connect(from) {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = proto + '//' + location.host + wsPath(ws) + '/socket?token=' + enc(token());
+    const url = proto + '//' + location.host + wsPath(this.ws) + '/socket?token=' + enc(token());
     const socket = new WebSocket(url);
     this.socket = socket;
-    socket.onopen = () => this.subscribe(from);
+    socket.onopen = () => {
+      this.retryMs = 0;
+      if (this.paused) this.state('paused at seq ' + num(this.next - 1), false);
+      else this.subscribe(from);
+    };
     socket.onmessage = m => this.frame(JSON.parse(m.data));
     socket.onclose = ev => {
-      if (this.socket !== socket) return;
-      this.state('socket closed (' + ev.code + (ev.reason ? ': ' + ev.reason : '') + ')', false);
-      if (ev.code === 4001) logout('401 unauthorized: the token expired or was revoked');
+      if (this.socket !== socket) return; // closed on purpose (another log, a jump)
+      this.socket = null;
+      if (ev.code === 4001) { logout('401 unauthorized: the token expired or was revoked'); return; }
+      this.retryMs = Math.min(10000, this.retryMs ? this.retryMs * 2 : 1000);
+      this.state('disconnected (' + (ev.code || 'no answer') + (ev.reason ? ': ' + ev.reason : '') + '); reconnecting in '
+        + this.retryMs / 1000 + ' s…', false);
+      this.retry = setTimeout(() => { this.retry = null; this.connect(this.next); }, this.retryMs);
     };
   },
 
   subscribe(from) {
     this.sub++;
     this.caughtUp = false;
+    document.querySelectorAll('#caught-up').forEach(m => m.removeAttribute('id'));
     this.start = from;
     this.replayHead = null;
     if (this.lowest == null) this.lowest = from;
@@ -259,7 +306,8 @@ const tail = {
         this.caughtUp = true;
         this.next = f.next;
         $('progress-bar').style.width = '100%';
-        $('progress-text').textContent = 'caught up: replayed seqs ' + num(this.start) + ' – ' + num(f.next - 1);
+        $('progress-text').textContent = (f.next - 1 < this.start ? 'caught up at seq ' + num(f.next - 1) + ': nothing to replay'
+          : 'caught up: replayed seqs ' + num(this.start) + ' – ' + num(f.next - 1)) + (this.note ? ' (' + this.note + ')' : '');
         $('entries').append(el('li', { class: 'marker', id: 'caught-up', text: 'caught up at seq ' + num(f.next - 1) + ' · live' }));
         this.state('live', true);
         break;
@@ -292,11 +340,13 @@ const tail = {
   resume() {
     this.paused = false;
     $('tail-toggle').textContent = 'Pause';
-    document.querySelectorAll('#caught-up').forEach(m => m.removeAttribute('id'));
-    this.subscribe(this.next);
+    if (this.socket && this.socket.readyState === WebSocket.OPEN) this.subscribe(this.next);
+    else if (!this.socket && !this.retry) this.connect(this.next);
+    else this.state('reconnecting…', false); // the socket being opened subscribes once it is open
   },
 
   stop() {
+    if (this.retry) { clearTimeout(this.retry); this.retry = null; }
     if (this.socket) { const s = this.socket; this.socket = null; s.close(); }
     $('progress').hidden = true;
   },
@@ -310,7 +360,7 @@ const tail = {
 function entryItem(e, fresh) {
   const head = el('div', { class: 'head' }, el('span', { class: 'seq', text: '#' + e.seq }),
     el('span', { title: String(e.ts), text: time(e.ts) }));
-  if (e.key != null) head.append(el('span', { class: 'key', text: 'key ' + e.key }));
+  if (e.key != null) head.append(el('span', { class: 'key', text: 'key ' + visible(e.key) }));
   return el('li', { class: 'entry' + (fresh ? ' new' : ''), 'data-seq': e.seq }, head, el('pre', { text: pretty(e.data) }));
 }
 
@@ -322,36 +372,64 @@ function trim() {
   $('older').hidden = tail.lowest <= 1;
 }
 
-/** Pages backwards (hot and cold alike: the server reads across the boundary) from the oldest entry shown. */
+/** Pages backwards (hot and cold alike: the server reads across the boundary) from the oldest entry shown; one page at a time. */
+let loadingOlder = false;
 async function loadOlder() {
-  const page = await api(logPath(tail.ws, tail.log) + '/entries?before=' + tail.lowest + '&limit=' + PAGE);
-  const list = $('entries');
-  const anchor = list.firstElementChild;
-  for (const e of page.entries) list.insertBefore(entryItem(e, false), anchor);
-  if (page.entries.length) tail.lowest = page.entries[0].seq; else tail.lowest = page.prev;
-  $('older').hidden = tail.lowest <= 1;
+  if (loadingOlder) return;
+  loadingOlder = true;
+  $('older').disabled = true;
+  try {
+    clearError();
+    const { ws, log } = tail;
+    const page = await api(logPath(ws, log) + '/entries?before=' + tail.lowest + '&limit=' + PAGE);
+    if (tail.ws !== ws || tail.log !== log) return; // the view moved on meanwhile
+    const list = $('entries');
+    const anchor = list.firstElementChild;
+    for (const e of page.entries) list.insertBefore(entryItem(e, false), anchor);
+    if (page.entries.length) tail.lowest = page.entries[0].seq; else tail.lowest = page.prev;
+    $('older').hidden = tail.lowest <= 1;
+  } finally {
+    loadingOlder = false;
+    $('older').disabled = false;
+  }
 }
 
+/**
+ * Replays from a seq or a time: digits are a seq (a 12-digit-or-longer number past the head is taken as
+ * epoch milliseconds), anything else a time the browser can read (2026-12-01T10:00:00Z, 2026-12-01;
+ * without a zone, local time).
+ */
 async function jump(to) {
+  clearError();
+  const info = await api(logPath(tail.ws, tail.log)).catch(() => ({ head: 0 }));
   let from;
-  if (/^\d+$/.test(to)) {
+  let note = '';
+  if (/^\d+$/.test(to) && !(to.length >= 12 && Number(to) > info.head + 1)) {
     from = Number(to);
   } else {
-    const page = await api(logPath(tail.ws, tail.log) + '/entries?fromTime=' + enc(to) + '&limit=1');
+    const at = new Date(/^\d+$/.test(to) ? Number(to) : to);
+    if (isNaN(at.getTime())) throw new Error("'" + to + "' is neither a seq nor a time (2026-12-01T10:00:00Z, 2026-12-01)");
+    const page = await api(logPath(tail.ws, tail.log) + '/entries?fromTime=' + enc(at.toISOString()) + '&limit=1');
     from = page.entries.length ? page.entries[0].seq : page.next;
+    if (!page.entries.length) note = 'no entry at or after ' + time(at.getTime()) + ' yet';
   }
-  const info = await api(logPath(tail.ws, tail.log)).catch(() => ({ head: 0 }));
+  if (from > info.head + 1) note = 'seq ' + num(from) + ' is past the head, ' + num(info.head);
   tail.open(tail.ws, tail.log, Math.max(1, Math.min(from, info.head + 1)));
+  tail.note = note;
 }
 
 async function logView(ws, log) {
   show('view-log', [['workspaces', '#/'], [ws, '#/ws/' + enc(ws)], ['log ' + log]]);
   $('log-title').textContent = log;
   $('jump-to').value = '';
+  tail.stop(); // nothing of the last log stays on screen, even if this one cannot be read
+  for (const id of ['entries', 'log-info', 'log-cold']) $(id).replaceChildren();
+  $('tail-state').textContent = '';
+  $('older').hidden = true;
   const [info, cold] = await Promise.all([api(logPath(ws, log)).catch(e => (e.status === 404 ? null : Promise.reject(e))),
     api(logPath(ws, log) + '/cold').catch(e => ({ error: e.message }))]);
   dl($('log-info'), info ? [['entries', num(info.entries)], ['seqs', info.first + ' – ' + info.head], ['hot from seq', info.hotFirst],
-    ['bytes', bytes(info.bytes)], ['created', time(info.created)], ['retention', info.retention ? JSON.stringify(info.retention) : '–']]
+    ['bytes', bytes(info.bytes)], ['created', time(info.created)], ['retention', retentionText(info.retention)]]
     : [['state', 'no entries yet (waiting for the first append)']]);
   dl($('log-cold'), cold.error ? [['error', cold.error]] : [['store', cold.store], ['segments', num(cold.segments)],
     ['cold seqs', cold.entries ? cold.firstSeq + ' – ' + cold.lastSeq : 'none'], ['cold bytes', bytes(cold.bytes)],
@@ -406,7 +484,10 @@ async function refreshMetrics() {
     Object.assign(p, { at: now, appends, syncSum, syncCount, ackSum, ackCount });
     const subs = metric(text, 'strand_subscribers');
     $('m-subs').textContent = num(subs == null ? 0 : subs);
-  } catch (e) { $('m-rate').textContent = '?'; }
+  } catch (e) { // the server is away: no figure stays up as if it were current
+    for (const id of ['m-rate', 'm-ack', 'm-commit', 'm-subs']) $(id).textContent = '?';
+    metricsState.at = 0;
+  }
   try {
     const res = await fetch('/observe/health');
     const h = await res.json();
@@ -414,7 +495,11 @@ async function refreshMetrics() {
     $('m-disk').textContent = disk && disk.data ? bytes(disk.data.freeBytes) : '–';
     $('m-health').textContent = h.status;
     $('m-health').className = h.status === 'UP' ? 'up' : 'down';
-  } catch (e) { $('m-health').textContent = '?'; }
+  } catch (e) {
+    $('m-disk').textContent = '?';
+    $('m-health').textContent = '?';
+    $('m-health').className = '';
+  }
 }
 
 // ------------------------------------------------------------------ routing

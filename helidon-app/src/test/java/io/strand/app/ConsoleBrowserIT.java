@@ -17,7 +17,10 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
@@ -34,9 +37,12 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * The web console in a real browser: Debian's headless Chromium driven by its chromedriver
  * (Selenium). Logs in, lists workspaces, opens a log and sees entries appended meanwhile arrive
  * live, pages back into the cold tier, pauses and resumes, opens a doc, and shows a 401 for a bad
- * token. Screenshots go to {@code target/console-screenshots/}.
+ * token; a reload is answered from the browser's cache (304), entry text cannot reorder the page
+ * (bidi controls), and the live tail reconnects by itself across a server restart. Screenshots go to
+ * {@code target/console-screenshots/}.
  */
 @Timeout(300)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleBrowserIT {
     static final Path CHROMIUM = onPath("chromium");
     static final Path CHROMEDRIVER = onPath("chromedriver");
@@ -74,6 +80,9 @@ class ConsoleBrowserIT {
             assertEquals(200, root.post("/v1/ws/acme/logs/big/entries", entries.append("]}").toString()).status());
         }
         assertEquals(200, root.post("/v1/ws/billing/logs/invoices/entries", "{\"data\":{\"total\":42}}").status());
+        // text that must stay text: markup, and a right-to-left override that would draw later fields reversed
+        assertEquals(200, root.post("/v1/ws/acme/logs/evil/entries",
+                "{\"key\":\"<b>k</b>\",\"data\":{\"html\":\"<img src=x onerror=alert(1)></script>\",\"uni\":\"RTL \\u202e reversed\",\"n\":21}}").status());
         Files.createDirectories(SHOTS);
         ChromeOptions options = new ChromeOptions();
         options.setBinary(CHROMIUM.toFile());
@@ -137,6 +146,7 @@ class ConsoleBrowserIT {
     }
 
     @Test
+    @Order(1)
     void consoleWalkthrough() throws Exception {
         // the page itself is static and needs no token; /v1 still does
         assertEquals(200, server.http.get("/console/").status());
@@ -148,6 +158,21 @@ class ConsoleBrowserIT {
         assertTrue(bare.statusCode() == 200 || bare.statusCode() / 100 == 3, "/console: " + bare.statusCode() + " " + bare.headers().map());
         Http.Reply missing = server.http.get("/console/nope.js");
         assertEquals(404, missing.status(), missing.body());
+        // a reload: the browser asks with the validators it has, and the answer is 304, not an error
+        java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpResponse<String> first = client.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(server.url() + "/console/")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        String etag = first.headers().firstValue("ETag").orElseThrow(() -> new AssertionError("no ETag: " + first.headers().map()));
+        // a second past Last-Modified (its header has whole seconds, the file's time has milliseconds)
+        String modified = java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(java.time.ZonedDateTime.parse(
+                first.headers().firstValue("Last-Modified").orElseThrow(), java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME)
+                .plusSeconds(1));
+        for (String[] validator : new String[][] {{"If-None-Match", etag}, {"If-Modified-Since", modified}}) {
+            java.net.http.HttpResponse<String> again = client.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create(server.url() + "/console/")).header(validator[0], validator[1]).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(304, again.statusCode(), validator[0] + ": " + again.body());
+        }
 
         browser.get(server.url() + "/console/");
         seen(By.id("login"));
@@ -162,6 +187,8 @@ class ConsoleBrowserIT {
         assertTrue(browser.findElement(By.id("ws-rows")).getText().contains("billing"));
         shot("02-workspaces");
 
+        browser.navigate().refresh(); // the browser revalidates the page it has: still the console, still signed in
+        seen(By.cssSelector("#ws-rows a[href='#/ws/acme']"));
         browser.findElement(By.cssSelector("#ws-rows a[href='#/ws/acme']")).click();
         seen(By.cssSelector("#log-rows tr[data-log='chat']"));
         seen(By.cssSelector("#log-rows tr[data-log='big']"));
@@ -241,6 +268,13 @@ class ConsoleBrowserIT {
         assertEquals(0, browser.findElements(entry(1)).size(), "the page keeps the newest 2000 entries");
         shot("07-log-replayed");
 
+        // entry text stays text: markup is not run, a bidi override is shown as its escape
+        browser.get(server.url() + "/console/#/ws/acme/log/evil");
+        String evil = seen(entry(1)).getText();
+        assertTrue(evil.contains("<img src=x onerror=alert(1)></script>") && evil.contains("key <b>k</b>"), evil);
+        assertTrue(evil.contains("RTL \\u202e reversed") && !evil.contains("\u202e"), "the override is shown, not obeyed: " + evil);
+        shot("07b-log-text-stays-text");
+
         // the doc
         browser.get(server.url() + "/console/#/ws/acme/doc/settings");
         WebElement json = seen(By.id("doc-json"));
@@ -254,5 +288,49 @@ class ConsoleBrowserIT {
         seen(By.cssSelector("#ws-rows a[href='#/ws/billing']"));
         assertEquals(1, browser.findElements(By.cssSelector("#ws-rows tr")).size());
         shot("09-workspace-token");
+    }
+
+    /** The live tail survives a server restart: the page reconnects by itself and resumes where it was, missing nothing. */
+    @Test
+    @Order(2)
+    void theLiveTailShouldReconnectAfterAServerRestart() throws Exception {
+        browser.get(server.url() + "/console/");
+        if (!browser.findElements(By.id("logout")).isEmpty() && browser.findElement(By.id("logout")).isDisplayed()) {
+            browser.findElement(By.id("logout")).click();
+        }
+        login(rootToken);
+        seen(By.cssSelector("#ws-rows a[href='#/ws/acme']"));
+        browser.get(server.url() + "/console/#/ws/acme/log/chat");
+        seen(By.id("caught-up"));
+        long head = root.get("/v1/ws/acme/logs/chat").json().get("head").asLong();
+        seen(entry((int) head));
+
+        String port = server.url().substring(server.url().lastIndexOf(':') + 1);
+        server.close();
+        wait.until(ExpectedConditions.textMatches(By.id("tail-state"), java.util.regex.Pattern.compile("disconnected.*reconnecting")));
+        shot("10-tail-disconnected");
+        server = TestServer.start(dir, Map.of("STRAND_PORT", port), auth);
+        root = server.http.withToken(rootToken);
+        new WebDriverWait(browser, Duration.ofSeconds(40)).until(ExpectedConditions.textToBe(By.id("tail-state"), "live"));
+        append((int) head + 1, (int) head + 3);
+        seen(entry((int) head + 3));
+        for (int seq = (int) head - 2; seq <= head + 3; seq++) {
+            assertEquals(1, browser.findElements(entry(seq)).size(), "seq " + seq + " shown exactly once");
+        }
+        shot("11-tail-reconnected");
+
+        // a phone-sized window: the page does not grow wider than the window (wide tables scroll inside it)
+        browser.manage().window().setSize(new org.openqa.selenium.Dimension(400, 860));
+        for (String view : new String[] {"#/ws/acme", "#/ws/acme/log/chat"}) {
+            browser.get(server.url() + "/console/" + view);
+            seen(By.id(view.contains("/log/") ? "caught-up" : "log-rows"));
+            Object width = ((org.openqa.selenium.JavascriptExecutor) browser).executeScript(
+                    "return [document.documentElement.scrollWidth, window.innerWidth]");
+            java.util.List<?> w = (java.util.List<?>) width;
+            assertTrue(((Number) w.get(0)).longValue() <= ((Number) w.get(1)).longValue(), view + ": page " + w.get(0)
+                    + " px wide in a " + w.get(1) + " px window");
+            shot("12-narrow-" + (view.contains("/log/") ? "log" : "workspace"));
+        }
+        browser.manage().window().setSize(new org.openqa.selenium.Dimension(1280, 900));
     }
 }

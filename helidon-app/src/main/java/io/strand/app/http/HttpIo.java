@@ -127,10 +127,16 @@ public final class HttpIo {
     }
 
     public static void error(ServerResponse res, Throwable t) {
-        StrandException e = ApiErrors.classify(t);
         if (res.isSent()) {
             return;
         }
+        if (t instanceof io.helidon.http.HttpException h && h.status().code() < 400) {
+            // not an error: the static content's "304 Not Modified" (a browser's reload of the console) comes
+            // as an exception, with its ETag / Last-Modified already on the response
+            res.status(h.status()).send();
+            return;
+        }
+        StrandException e = ApiErrors.classify(t);
         send(res, e.code().httpStatus(), ApiErrors.httpBody(e));
     }
 }
