@@ -81,6 +81,29 @@ class SocketIT {
      * per socket write: sixteen pipelined gets of a 20 KB doc (320 KB of replies) need several, and
      * every reply must still arrive whole, once, in the order asked.
      */
+    /**
+     * Appends pipelined on one socket are checked in the order sent, also on a log that does not exist
+     * yet: the second's expectedLastSeq 1 is judged after the first created the log (it was refused
+     * with head 0 before the first had run); one sent alone to a missing log is refused and creates nothing.
+     */
+    @Test
+    void aPipelinedConditionalAppendToANewLogShouldSeeTheAppendBeforeIt() {
+        try (WsClient c = WsClient.connect(server.wsUrl("pipe"))) {
+            for (int i = 0; i < 20; i++) {
+                long first = c.request("append", "\"log\":\"new" + i + "\",\"data\":1");
+                long second = c.request("append", "\"log\":\"new" + i + "\",\"data\":2,\"expectedLastSeq\":1");
+                JsonNode a = c.reply(first, 10_000);
+                JsonNode b = c.reply(second, 10_000);
+                assertTrue(a.path("ok").asBoolean(), a.toString());
+                assertTrue(b.path("ok").asBoolean(), "in order: " + b);
+                assertEquals(2, b.path("firstSeq").asLong(), b.toString());
+            }
+            JsonNode alone = c.reply(c.request("append", "\"log\":\"never\",\"data\":1,\"expectedLastSeq\":1"), 10_000);
+            assertEquals("seq_mismatch", alone.path("error").path("code").asText(), alone.toString());
+            assertEquals(404, server.http.get("/v1/ws/pipe/logs/never").status(), "a refused first append creates no log");
+        }
+    }
+
     @Test
     void pipelinedRepliesLargerThanOneBurstShouldArriveWholeAndInOrder() throws Exception {
         String value = "x".repeat(20_000);

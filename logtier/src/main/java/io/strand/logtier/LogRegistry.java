@@ -107,9 +107,9 @@ final class LogRegistry implements AutoCloseable {
     }
 
     /** As {@link LogSlot#whenOpen}, on the slot the registry holds for {@code ws/name}. */
-    <T> CompletableFuture<T> whenOpen(String ws, String name, Supplier<CompletableFuture<T>> submit) {
+    <T> CompletableFuture<T> whenOpen(String ws, String name, boolean create, Supplier<CompletableFuture<T>> submit) {
         while (true) {
-            CompletableFuture<T> result = lookUp(ws, name).whenOpen(submit);
+            CompletableFuture<T> result = lookUp(ws, name).whenOpen(create, submit);
             if (result != null) {
                 return result;
             }

@@ -38,6 +38,8 @@ final class LogSlot {
     volatile long lookedUp = System.nanoTime();
     /** Appends that arrived while the log was being opened off the writer thread, in arrival order. */
     private List<Runnable> waitingForOpen;
+    /** Whether one of {@link #waitingForOpen} may create the log (the open then creates its files). */
+    private boolean createForWaiting;
 
     /** How a holder wants the log. */
     enum Open {
@@ -116,9 +118,11 @@ final class LogSlot {
      * Runs {@code submit} once the log is open; null, having run nothing, when the slot is forgotten.
      * Opening (creating files, mapping the queue) takes milliseconds, so it happens on a virtual
      * thread rather than the workspace's writer; appends that arrive meanwhile queue here and are
-     * submitted in arrival order, so order is kept.
+     * submitted in arrival order, so order is kept. {@code create}: this caller may create the log (an
+     * append that must find it existing, {@code expectedLastSeq > 0}, may not: its turn decides, in
+     * order, and a refused one leaves no log); the open creates its files when any waiting caller may.
      */
-    <T> CompletableFuture<T> whenOpen(Supplier<CompletableFuture<T>> submit) {
+    <T> CompletableFuture<T> whenOpen(boolean create, Supplier<CompletableFuture<T>> submit) {
         synchronized (this) {
             if (forgotten) {
                 return null;
@@ -136,9 +140,11 @@ final class LogSlot {
             });
             if (waitingForOpen == null) {
                 waitingForOpen = new ArrayList<>();
+                createForWaiting = create;
                 waitingForOpen.add(start);
                 Thread.ofVirtual().name("log-open-" + ws + "/" + name).start(this::openThenSubmitWaiting);
             } else {
+                createForWaiting |= create;
                 waitingForOpen.add(start);
             }
             return result;
@@ -150,7 +156,7 @@ final class LogSlot {
         waitingForOpen = null;
         if (hold()) { // it is: a slot with appends waiting is never forgotten
             try {
-                log(Open.CREATE);
+                log(createForWaiting ? Open.CREATE : Open.IF_EXISTS);
             } catch (RuntimeException e) {
                 // the turns will open it on the writer and report the failure to each caller
             } finally {

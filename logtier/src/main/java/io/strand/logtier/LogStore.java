@@ -311,15 +311,18 @@ public final class LogStore implements AutoCloseable {
     public CompletableFuture<AppendResult> append(String ws, String name, AppendRequest req) {
         checkNames(ws, name);
         LogAppender.check(req, config);
-        if (req.expectedLastSeq() != null && req.expectedLastSeq() != 0 && !registry.exists(ws, name)) {
-            // what the turn would answer, before opening creates the log: a refused append leaves no log behind
-            // (in a cluster this runs in apply order on every replica, so each answers alike)
-            return CompletableFuture.failedFuture(LogAppender.seqMismatch(name, req, 0));
-        }
+        // An append that expects entries (expectedLastSeq > 0) must find the log: judged in its turn, after
+        // every append queued before it on this log (a pipelined first append may be creating it), and a
+        // refused one creates nothing: neither the turn nor the open off the writer makes the log's files.
+        boolean mayCreate = req.expectedLastSeq() == null || req.expectedLastSeq() == 0;
         String durable = config.durability().wire();
-        java.util.function.Supplier<CompletableFuture<AppendResult>> turn = () -> writers.submit(ws, commit ->
-                registry.withLog(ws, name, LogSlot.Open.CREATE, log -> log.appender().append(req, commit, durable), null));
-        CompletableFuture<AppendResult> ack = inLogOrder ? turn.get() : registry.whenOpen(ws, name, turn);
+        java.util.function.Supplier<CompletableFuture<AppendResult>> turn = () -> writers.submit(ws, commit -> {
+            if (!mayCreate && !registry.exists(ws, name)) {
+                throw LogAppender.seqMismatch(name, req, 0);
+            }
+            return registry.withLog(ws, name, LogSlot.Open.CREATE, log -> log.appender().append(req, commit, durable), null);
+        });
+        CompletableFuture<AppendResult> ack = inLogOrder ? turn.get() : registry.whenOpen(ws, name, mayCreate, turn);
         Roller r = roller;
         if (r != null) {
             ack.thenAccept(result -> {

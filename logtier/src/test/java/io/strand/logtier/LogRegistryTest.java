@@ -92,7 +92,7 @@ class LogRegistryTest {
         assertEquals(0, registry.openLogs());
         assertFalse(stale.hold(), "a forgotten slot refuses to be held");
         assertFalse(stale.addWatcher(), "and to be watched");
-        assertNull(stale.whenOpen(() -> CompletableFuture.completedFuture("ran")), "and to open its log");
+        assertNull(stale.whenOpen(true, () -> CompletableFuture.completedFuture("ran")), "and to open its log");
         LogSlot fresh = registry.hold("w", "l");
         try {
             assertNotSame(stale, fresh);
