@@ -19,11 +19,26 @@ public final class LogRequests {
     private LogRequests() {
     }
 
-    /** {@code {"data":X}} or {@code {"entries":[{"data":X,"key":K?},…]}} with the optional guards. */
+    /** The fields an append body may have (a socket frame's envelope aside). */
+    private static final java.util.Set<String> APPEND_FIELDS = java.util.Set.of("data", "entries", "key", "expectedLastSeq",
+            "producerId", "producerSeq");
+    private static final java.util.Set<String> ENTRY_FIELDS = java.util.Set.of("data", "key");
+
+    /** An HTTP append body: see {@link #append(JsonNode, java.util.Set)}. */
     public static AppendRequest append(JsonNode body) {
+        return append(body, java.util.Set.of());
+    }
+
+    /**
+     * {@code {"data":X}} or {@code {"entries":[{"data":X,"key":K?},…]}} with the optional guards. Any other
+     * field but those of {@code envelope} (a socket frame's {@code id}, {@code op}, {@code log}) is refused:
+     * a misspelt {@code expectedLastSeq} or {@code producerId} must not drop its check.
+     */
+    public static AppendRequest append(JsonNode body, java.util.Set<String> envelope) {
         if (body == null || !body.isObject()) {
             throw StrandException.badRequest("append body must be a JSON object");
         }
+        onlyFields(body, APPEND_FIELDS, envelope, "an append");
         List<byte[]> data = new ArrayList<>();
         List<String> keys = new ArrayList<>();
         JsonNode entries = body.get("entries");
@@ -40,6 +55,7 @@ public final class LogRequests {
                     if (!e.isObject() || !e.has("data")) {
                         throw StrandException.badRequest("entries[" + i + "] must be an object with 'data'");
                     }
+                    onlyFields(e, ENTRY_FIELDS, java.util.Set.of(), "entries[" + i + "]");
                     data.add(payloads.of(e.get("data")));
                     keys.add(key(e.get("key"), "entries[" + i + "].key"));
                 }
@@ -60,7 +76,7 @@ public final class LogRequests {
             if (pid == null || !pid.isTextual() || pid.asText().isEmpty() || pid.asText().length() > 256) {
                 throw StrandException.badRequest("'producerId' must be a non-empty string of at most 256 characters");
             }
-            producerId = pid.asText();
+            producerId = wellFormed(pid.asText(), "producerId");
             producerSeq = optionalLong(body, "producerSeq", 0);
             if (producerSeq == null) {
                 throw StrandException.badRequest("'producerSeq' is required with 'producerId'");
@@ -101,9 +117,36 @@ public final class LogRequests {
             return null;
         }
         if (!key.isTextual() || key.asText().length() > 1024) {
-            throw StrandException.badRequest("'" + field + "' must be a string of at most 1024 characters");
+            throw StrandException.badRequest("'" + field + "' must be a string of at most 1024 characters (UTF-16 code units)");
         }
-        return key.asText();
+        return wellFormed(key.asText(), field);
+    }
+
+    /**
+     * {@code text} when it is well-formed Unicode; an unpaired surrogate ({@code "\udfff"} in the JSON) is
+     * refused: stored, it could not be written out as UTF-8 again, and every read reaching it failed.
+     */
+    static String wellFormed(String text, String field) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw StrandException.badRequest("'" + field + "' holds an unpaired UTF-16 surrogate (\\u"
+                        + Integer.toHexString(c) + " at index " + i + "): not a Unicode string");
+            }
+        }
+        return text;
+    }
+
+    private static void onlyFields(JsonNode node, java.util.Set<String> allowed, java.util.Set<String> envelope, String where) {
+        for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!allowed.contains(f) && !envelope.contains(f)) {
+                throw StrandException.badRequest(where + " has an unknown field '" + f + "'; allowed: "
+                        + String.join(", ", new java.util.TreeSet<>(allowed)));
+            }
+        }
     }
 
     /** An optional integer field ≥ {@code min}; null when absent. */
@@ -187,6 +230,8 @@ public final class LogRequests {
         }
         try {
             return Instant.parse(t).toEpochMilli();
+        } catch (ArithmeticException e) { // a year past epoch milliseconds' range (±292 million years)
+            throw StrandException.badRequest("'fromTime' " + text + " is out of range (epoch milliseconds in 64 bits)");
         } catch (DateTimeParseException e) {
             throw StrandException.badRequest("'fromTime' must be epoch milliseconds or ISO-8601, not '" + text + "'");
         }

@@ -94,7 +94,7 @@ public record TxnRequest(List<DocPart> docs, List<AppendPart> appends) {
                     if (!logs.add(log)) {
                         throw StrandException.badRequest("log '" + log + "' appears twice in one txn: give its entries in one append");
                     }
-                    AppendPart p = new AppendPart(log, LogRequests.append(part));
+                    AppendPart p = new AppendPart(log, LogRequests.append(part, Set.of("log")));
                     entries += p.request().data().size();
                     appends.add(p);
                 } catch (StrandException ex) {

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strand.app.testing.ColdLogs;
 import io.strand.app.testing.Http;
 import io.strand.app.testing.TestServer;
+import io.strand.app.testing.WsClient;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -168,6 +169,37 @@ class LogsHttpIT {
         assertEquals(11, http.get("/v1/ws/acme/logs/big-txn").json().get("head").asLong());
     }
 
+    /**
+     * An append that could not be read back is refused: a key or producerId with an unpaired surrogate
+     * (stored, it broke every page reaching it), and an unknown field (a misspelt expectedLastSeq
+     * silently dropped the check). Nothing of a refused batch is written.
+     */
+    @Test
+    void appendsThatCouldNotBeReadBackOrDropAConditionShouldBeRefused() {
+        assertEquals(200, http.post("/v1/ws/acme/logs/strict/entries", "{\"data\":0,\"key\":\"\\ud83d\\ude00 paired\"}").status());
+        for (String bad : new String[] {
+                "{\"entries\":[{\"data\":1},{\"data\":2,\"key\":\"\\udfff\"},{\"data\":3}]}",
+                "{\"data\":1,\"key\":\"a\\ud800\"}",
+                "{\"data\":1,\"producerId\":\"p\\udc00\",\"producerSeq\":1}",
+                "{\"data\":1,\"expectedlastseq\":0}",
+                "{\"data\":1,\"foo\":2}",
+                "{\"entries\":[{\"data\":1,\"kye\":\"k\"}]}"}) {
+            expect(400, "bad_request", http.post("/v1/ws/acme/logs/strict/entries", bad));
+        }
+        JsonNode page = http.get("/v1/ws/acme/logs/strict/entries?from=1").json();
+        assertEquals(1, page.get("entries").size(), page.toString());
+        assertEquals("\ud83d\ude00 paired", page.get("entries").get(0).get("key").asText());
+        // over the socket: the frame's id, op and log are its envelope, anything else unknown is refused too
+        try (WsClient c = WsClient.connect(server.wsUrl("acme"))) {
+            JsonNode typo = c.reply(c.request("append", "\"log\":\"strict\",\"data\":1,\"expectedLastSeq \":0"), 10_000);
+            assertEquals("bad_request", typo.path("error").path("code").asText(), typo.toString());
+            JsonNode fraction = c.reply(c.request("append", "\"log\":\"strict\",\"data\":1,\"expectedLastSeq\":1.0"), 10_000);
+            assertEquals("bad_request", fraction.path("error").path("code").asText(), "as over HTTP: " + fraction);
+            JsonNode ok = c.reply(c.request("append", "\"log\":\"strict\",\"data\":1,\"expectedLastSeq\":1"), 10_000);
+            assertTrue(ok.path("ok").asBoolean(), ok.toString());
+        }
+    }
+
     /** SPEC §4: a log never appended to has no info; an append refused before anything was written creates none. */
     @Test
     void aRefusedFirstAppendShouldLeaveNoLogBehind() {
@@ -199,6 +231,9 @@ class LogsHttpIT {
         expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?limit=1001"));
         expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?from=1&before=3"));
         expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?fromTime=yesterday"));
+        for (String far : new String[] {"%2B1000000000-01-01T00:00:00Z", "-1000000000-01-01T00:00:00Z", "%2B292278994-08-17T07:12:55.808Z"}) {
+            expect(400, "bad_request", http.get("/v1/ws/acme/logs/bad/entries?fromTime=" + far)); // was a 500 (long overflow)
+        }
         // names: traversal and invalid characters never reach the filesystem
         for (String name : List.of("..%2F..%2Fetc", "%2E%2E", "a%2Fb", ".hidden", "-dash", "x%00y", "a%5Cb")) {
             Http.Reply r = http.post("/v1/ws/acme/logs/" + name + "/entries", "{\"data\":1}");

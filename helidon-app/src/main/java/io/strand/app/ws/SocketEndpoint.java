@@ -48,6 +48,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * on virtual threads as their results complete, so requests pipeline.
  */
 public final class SocketEndpoint implements WsListener {
+    /** A request frame's own fields, besides its op's: {@code id}, {@code op}, and the {@code log} it names. */
+    private static final java.util.Set<String> FRAME_ENVELOPE = java.util.Set.of("id", "op", "log");
     private static final Executor REPLIES = Executors.newVirtualThreadPerTaskExecutor();
 
     private final SocketContext ctx;
@@ -313,7 +315,7 @@ public final class SocketEndpoint implements WsListener {
                 try {
                     principal.require(ws, Scope.RW);
                     log = logName(req);
-                    append = LogRequests.append(req);
+                    append = LogRequests.append(req, FRAME_ENVELOPE);
                 } catch (RuntimeException e) {
                     ctx.metrics().appendRefused();
                     throw e;
