@@ -195,6 +195,8 @@ class LogsHttpIT {
             assertEquals("bad_request", typo.path("error").path("code").asText(), typo.toString());
             JsonNode fraction = c.reply(c.request("append", "\"log\":\"strict\",\"data\":1,\"expectedLastSeq\":1.0"), 10_000);
             assertEquals("bad_request", fraction.path("error").path("code").asText(), "as over HTTP: " + fraction);
+            JsonNode fractionRead = c.reply(c.request("read", "\"log\":\"strict\",\"from\":1.0"), 10_000);
+            assertEquals("bad_request", fractionRead.path("error").path("code").asText(), "as over HTTP: " + fractionRead);
             JsonNode ok = c.reply(c.request("append", "\"log\":\"strict\",\"data\":1,\"expectedLastSeq\":1"), 10_000);
             assertTrue(ok.path("ok").asBoolean(), ok.toString());
         }

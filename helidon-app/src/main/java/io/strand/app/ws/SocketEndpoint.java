@@ -525,9 +525,16 @@ public final class SocketEndpoint implements WsListener {
         return Names.object("log", log.asText());
     }
 
+    /** A read op's field as the text its HTTP query parameter would be; a number with a fraction (1.0) is refused, as HTTP refuses "1.0". */
     private static String field(JsonNode req, String name) {
         JsonNode v = req.get(name);
-        return v == null || v.isNull() ? null : v.asText();
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (v.isNumber() && !v.isIntegralNumber()) {
+            throw StrandException.badRequest("'" + name + "' must be an integer, not " + v);
+        }
+        return v.asText();
     }
 
     /** Replies once {@code result} completes (usually on a writer thread: see {@link SocketWriter#sendLater}). */
