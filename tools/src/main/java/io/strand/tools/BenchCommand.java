@@ -28,7 +28,9 @@ import picocli.CommandLine.Parameters;
  * ({@link ClusterBench}), and each row is shown beside its single-node figure ({@link ClusterComparison}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Run benchmarks against a fresh local server in a child process.")
+        description = "Run benchmarks against a fresh local server in a child process (or a local cluster with --cluster N), "
+                + "or against servers already running (--server URL, --cluster-nodes URL,…).",
+        footer = {"", "Examples:", "  strand bench                              every scenario, fresh local server", "  strand bench --quick append-serial        one scenario, short", "  strand bench --cluster 3 append-batched   beside a 3-node cluster"})
 final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..*", paramLabel = "SCENARIO",
             description = "Scenarios (default: all): append-serial append-concurrent append-batched read-pagination "

@@ -12,7 +12,8 @@ import picocli.CommandLine.Option;
 
 /** {@code strand cluster status|replace}: a cluster's nodes and shards ({@code GET /v1/cluster}) and replacing a dead node (SPEC §13). */
 @Command(name = "cluster", mixinStandardHelpOptions = true, description = "Inspect a cluster, replace a node.",
-        subcommands = {ClusterCommand.Status.class, ClusterCommand.Replace.class})
+        subcommands = {ClusterCommand.Status.class, ClusterCommand.Replace.class},
+        footer = {"", "Examples:", "  strand cluster status --url http://127.0.0.1:8082 --data ./cluster/n2", "  strand cluster replace --old n3 --new n4=10.0.0.4:7204"})
 final class ClusterCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

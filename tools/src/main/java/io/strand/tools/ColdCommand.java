@@ -22,7 +22,8 @@ import picocli.CommandLine.Option;
 @Command(name = "cold", mixinStandardHelpOptions = true,
         description = "Inspect and maintain one log's cold tier: status, roll, compact, verify.",
         subcommands = {ColdCommand.Status.class, ColdCommand.Roll.class, ColdCommand.Compact.class,
-                ColdCommand.Verify.class, CommandLine.HelpCommand.class})
+                ColdCommand.Verify.class, CommandLine.HelpCommand.class},
+        footer = {"", "Examples:", "  strand cold status --log chat", "  strand cold verify --log chat"})
 final class ColdCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -132,7 +133,8 @@ final class ColdCommand implements Runnable {
         return String.format(Locale.ROOT, "%.2f GiB", b / 1073741824.0);
     }
 
-    @Command(name = "status", mixinStandardHelpOptions = true, description = "The log's manifest, hot/cold boundary and the node's roll counters.")
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "The log's manifest, hot/cold boundary and the node's roll counters.",
+        footer = {"", "Examples:", "  strand cold status --log chat -w acme"})
     static final class Status implements Callable<Integer> {
         @Mixin
         Target target;
@@ -158,7 +160,8 @@ final class ColdCommand implements Runnable {
                 long hotFirst = s.path("hotFirst").asLong();
                 long head = s.path("head").asLong();
                 String stored = s.path("hotStoredFirst").asLong() > 0 && s.path("hotStoredFirst").asLong() < hotFirst
-                        ? " (rolled entries from seq " + n(s.path("hotStoredFirst").asLong()) + " are also still in hot files)" : "";
+                        ? " (hot files still hold seqs from " + n(s.path("hotStoredFirst").asLong())
+                        + ", rolled or trimmed: never read, deleted once their whole file is)" : "";
                 out.println("  hot           " + (hotFirst > head ? "nothing, head " + n(head)
                         : "seqs " + n(hotFirst) + ".." + n(head)) + stored);
             }
@@ -175,7 +178,8 @@ final class ColdCommand implements Runnable {
         }
     }
 
-    @Command(name = "roll", mixinStandardHelpOptions = true, description = "Roll every committed hot entry of the log to cold now.")
+    @Command(name = "roll", mixinStandardHelpOptions = true, description = "Roll every committed hot entry of the log to cold now.",
+        footer = {"", "Examples:", "  strand cold roll --log chat -w acme"})
     static final class Roll implements Callable<Integer> {
         @Mixin
         Target target;
@@ -196,7 +200,8 @@ final class ColdCommand implements Runnable {
     }
 
     @Command(name = "compact", mixinStandardHelpOptions = true,
-            description = "Merge small adjacent cold segments; retired ones are deleted after the grace period.")
+            description = "Merge small adjacent cold segments; retired ones are deleted after the grace period.",
+        footer = {"", "Examples:", "  strand cold compact --log chat --target-bytes 67108864 --grace 10m"})
     static final class Compact implements Callable<Integer> {
         @Mixin
         Target target;
@@ -242,7 +247,8 @@ final class ColdCommand implements Runnable {
     }
 
     @Command(name = "verify", mixinStandardHelpOptions = true,
-            description = "Read and check every cold segment (blocks, hashes, the entry hash chain) and list orphans. Exit 1 on any problem.")
+            description = "Read and check every cold segment (blocks, hashes, the entry hash chain) and list orphans. Exit 1 on any problem.",
+        footer = {"", "Examples:", "  strand cold verify --log chat", "  strand cold verify --log chat --delete-orphans --min-age 1h"})
     static final class Verify implements Callable<Integer> {
         @Mixin
         Target target;

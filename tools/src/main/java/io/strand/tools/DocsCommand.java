@@ -16,7 +16,8 @@ import picocli.CommandLine.Parameters;
 /** {@code strand docs ls|get|put|incr|cas|apply|delete}: the doc routes of docs/api.md from the shell. */
 @Command(name = "docs", mixinStandardHelpOptions = true, description = "List, read, write, change and delete docs.",
         subcommands = {DocsCommand.Ls.class, DocsCommand.Get.class, DocsCommand.Put.class, DocsCommand.Incr.class,
-                DocsCommand.Cas.class, DocsCommand.Apply.class, DocsCommand.Delete.class})
+                DocsCommand.Cas.class, DocsCommand.Apply.class, DocsCommand.Delete.class},
+        footer = {"", "Examples:", "  strand docs ls -w acme", "  strand docs incr wallet balance -5 --floor 0"})
 final class DocsCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -30,7 +31,8 @@ final class DocsCommand implements Callable<Integer> {
         return o.wsPath() + "/docs/" + StrandClient.segment(doc);
     }
 
-    @Command(name = "get", mixinStandardHelpOptions = true, description = "Print a doc's version and value.")
+    @Command(name = "get", mixinStandardHelpOptions = true, description = "Print a doc's version and value.",
+        footer = {"", "Examples:", "  strand docs get wallet -w acme", "  strand docs get wallet -o json"})
     static final class Get implements Callable<Integer> {
         @Mixin
         ClientOptions o;
@@ -51,7 +53,8 @@ final class DocsCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "put", mixinStandardHelpOptions = true, description = "Replace a doc's value (a JSON object).")
+    @Command(name = "put", mixinStandardHelpOptions = true, description = "Replace a doc's value (a JSON object).",
+        footer = {"", "Examples:", "  strand docs put wallet '{\"balance\":100}'", "  strand docs put wallet '{\"balance\":90}' --expect-version 3"})
     static final class Put implements Callable<Integer> {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -83,7 +86,8 @@ final class DocsCommand implements Callable<Integer> {
     }
 
     @Command(name = "incr", mixinStandardHelpOptions = true,
-            description = "Add DELTA to the integer at PATH in one atomic turn; refused (never clamped) past --floor/--ceiling.")
+            description = "Add DELTA to the integer at PATH in one atomic turn; refused (never clamped) past --floor/--ceiling.",
+        footer = {"", "Examples:", "  strand docs incr wallet balance 5", "  strand docs incr wallet balance -5 --floor 0      refused below 0"})
     static final class Incr implements Callable<Integer> {
         @Mixin
         ClientOptions o;

@@ -16,7 +16,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "read", mixinStandardHelpOptions = true,
         description = {"Read entries: forward from a seq or a time, or the last ones (--before end).",
-                "Prints one line per entry; --json prints each entry's JSON on one line."})
+                "Prints one line per entry; --json prints each entry's JSON on one line."},
+        footer = {"", "Examples:", "  strand logs read chat                       the first 100 entries", "  strand logs read chat --before end -n 20    the last 20", "  strand logs read chat --from-time 2026-12-01T10:00:00Z", "  strand logs read chat --all -o json > chat.jsonl"})
 final class LogReadCommand implements Callable<Integer> {
     static final int PAGE = 1000;
     private static final long PROGRESS_EVERY_NANOS = 500_000_000L;

@@ -17,7 +17,8 @@ final class LogRetentionCommands {
     }
 
     @Command(name = "trim", mixinStandardHelpOptions = true,
-            description = "Make every entry below --before unreadable, durably (admin). first only moves forward.")
+            description = "Make every entry below --before unreadable, durably (admin). first only moves forward.",
+        footer = {"", "Examples:", "  strand logs trim chat --before 1000          seqs below 1000 become unreadable"})
     static final class Trim implements Callable<Integer> {
         @Mixin
         ClientOptions o;
@@ -42,7 +43,8 @@ final class LogRetentionCommands {
 
     @Command(name = "retention", mixinStandardHelpOptions = true,
             description = {"Set a log's retention policy (admin); a limit not given is unlimited.",
-                    "The worker trims the log to it within a minute."})
+                    "The worker trims the log to it within a minute."},
+        footer = {"", "Examples:", "  strand logs retention chat                   show the policy", "  strand logs retention chat --max-age 7d --max-entries 1000000", "  strand logs retention chat --clear"})
     static final class Policy implements Callable<Integer> {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;

@@ -10,7 +10,8 @@ import picocli.CommandLine.Parameters;
 /** {@code strand logs tail}: follows a log live over the WebSocket, surviving disconnects and restarts. */
 @Command(name = "tail", mixinStandardHelpOptions = true,
         description = {"Follow a log live. On a dropped connection or a server restart it reconnects with backoff",
-                "and resumes from its cursor: no entry is lost or printed twice."})
+                "and resumes from its cursor: no entry is lost or printed twice."},
+        footer = {"", "Examples:", "  strand logs tail chat                       new entries, until Ctrl-C", "  strand logs tail chat --from 1 -n 50        the first 50, then stop"})
 final class LogTailCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

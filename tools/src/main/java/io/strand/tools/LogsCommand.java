@@ -21,7 +21,8 @@ import picocli.CommandLine.Parameters;
 @Command(name = "logs", mixinStandardHelpOptions = true, description = "List, inspect, append to, read, follow and delete logs.",
         subcommands = {LogsCommand.Ls.class, LogsCommand.Info.class, LogsCommand.Append.class, LogReadCommand.class,
                 LogTailCommand.class, LogsCommand.Delete.class, LogRetentionCommands.Trim.class,
-                LogRetentionCommands.Policy.class})
+                LogRetentionCommands.Policy.class},
+        footer = {"", "Examples:", "  strand logs ls -w acme", "  strand logs append chat '{\"text\":\"hi\"}'", "  strand logs tail chat"})
 final class LogsCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -121,7 +122,8 @@ final class LogsCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size, tiers (bytes hot and cold) and retention policy.")
+    @Command(name = "info", mixinStandardHelpOptions = true, description = "Show a log's first and head seq, size, tiers (bytes hot and cold) and retention policy.",
+        footer = {"", "Examples:", "  strand logs info chat", "  strand logs info chat -w acme -o json"})
     static final class Info implements Callable<Integer> {
         @Mixin
         ClientOptions o;

@@ -15,7 +15,8 @@ import picocli.CommandLine.Parameters;
 
 /** {@code strand token mint|revoke}: SPEC §8 token administration from the shell. */
 @Command(name = "token", mixinStandardHelpOptions = true, description = "Mint and revoke access tokens.",
-        subcommands = {TokenCommand.Mint.class, TokenCommand.Revoke.class})
+        subcommands = {TokenCommand.Mint.class, TokenCommand.Revoke.class},
+        footer = {"", "Examples:", "  strand token mint -w acme --scope rw --ttl 1h", "  strand token revoke <jti>"})
 final class TokenCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -27,7 +28,8 @@ final class TokenCommand implements Callable<Integer> {
 
     @Command(name = "mint", mixinStandardHelpOptions = true,
             description = {"Mint a token for the workspace (-w; '*' for every workspace, root only).",
-                    "Prints the token on stdout and its id and expiry on stderr."})
+                    "Prints the token on stdout and its id and expiry on stderr."},
+        footer = {"", "Examples:", "  T=$(strand token mint -w acme --scope rw --ttl 1h)     token on stdout, jti on stderr", "  strand token mint -w '*' --scope read --ttl 7d"})
     static final class Mint implements Callable<Integer> {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -68,7 +70,8 @@ final class TokenCommand implements Callable<Integer> {
     }
 
     @Command(name = "revoke", mixinStandardHelpOptions = true,
-            description = "Revoke a token by its jti; sockets opened with it close within seconds.")
+            description = "Revoke a token by its jti; sockets opened with it close within seconds.",
+        footer = {"", "Examples:", "  strand token revoke 3f2a9c1e-…                          the jti mint printed"})
     static final class Revoke implements Callable<Integer> {
         @Mixin
         ClientOptions o;

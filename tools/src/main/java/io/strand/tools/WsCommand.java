@@ -11,7 +11,8 @@ import picocli.CommandLine.Mixin;
 
 /** {@code strand ws ls}: the server's workspaces ({@code GET /v1/ws}: root sees all, a token its own). */
 @Command(name = "ws", mixinStandardHelpOptions = true, description = "List workspaces.",
-        subcommands = {WsCommand.Ls.class})
+        subcommands = {WsCommand.Ls.class},
+        footer = {"", "Examples:", "  strand ws ls"})
 final class WsCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
