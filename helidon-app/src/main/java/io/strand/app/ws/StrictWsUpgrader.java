@@ -40,6 +40,13 @@ final class StrictWsUpgrader extends WsUpgrader implements Http1RoutedUpgrader {
     StrictWsUpgrader(WsConfig config) {
         super(config);
         this.maxFrameLength = config.maxFrameLength();
+        // Helidon 4.5's check compares with a shared static Header whose value list is built on first use,
+        // unguarded: two upgrades at once right after start could meet it half-built, and one failed with a
+        // ConcurrentModificationException (a 500; seen once in SubscriptionIT on CI). Built here, once, before
+        // any connection thread exists.
+        isWebSocketUpgrade(WritableHeaders.create()
+                .add(HeaderValues.create(HeaderNames.UPGRADE, "websocket"))
+                .add(HeaderValues.create(HeaderNames.CONNECTION, "Upgrade")));
     }
 
     @Override
