@@ -115,6 +115,7 @@ class SubscriptionIT {
     void noFrameOfASubscriptionShouldFollowItsUnsubscribeReply() throws Exception {
         String log = "race";
         AtomicBoolean appending = new AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicReference<Throwable> appenderFailed = new java.util.concurrent.atomic.AtomicReference<>();
         Thread appender = Thread.ofVirtual().start(() -> {
             try (WsClient w = WsClient.connect(server.wsUrl(WS))) {
                 while (appending.get()) {
@@ -125,6 +126,8 @@ class SubscriptionIT {
                         w.next(30_000);
                     }
                 }
+            } catch (Throwable t) {
+                appenderFailed.set(t); // the rounds below wait for entries: they fail with this instead of waiting out the timeout
             }
         });
         List<String> late = new ArrayList<>();
@@ -138,6 +141,9 @@ class SubscriptionIT {
                 long unsubId = -1;
                 boolean sawEntries = false;
                 while (true) {
+                    if (appenderFailed.get() != null) {
+                        throw new AssertionError("the appender stopped", appenderFailed.get());
+                    }
                     JsonNode f = c.next(10_000);
                     if (f.has("sub") && !f.has("id") && ended.contains(f.get("sub").asText())) {
                         late.add(f.toString());
