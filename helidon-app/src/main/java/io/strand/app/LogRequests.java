@@ -139,7 +139,8 @@ public final class LogRequests {
         return text;
     }
 
-    private static void onlyFields(JsonNode node, java.util.Set<String> allowed, java.util.Set<String> envelope, String where) {
+    /** Refuses a field of {@code node} that is neither {@code allowed} nor {@code envelope} (ignored here), naming {@code where}. */
+    static void onlyFields(JsonNode node, java.util.Set<String> allowed, java.util.Set<String> envelope, String where) {
         for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!allowed.contains(f) && !envelope.contains(f)) {

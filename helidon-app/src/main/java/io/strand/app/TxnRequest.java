@@ -1,7 +1,6 @@
 package io.strand.app;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.strand.core.ErrorCode;
 import io.strand.core.Names;
 import io.strand.core.StrandException;
 import io.strand.docstore.DocOps;
@@ -50,7 +49,7 @@ public record TxnRequest(List<DocPart> docs, List<AppendPart> appends) {
         if (body == null || !body.isObject()) {
             throw StrandException.badRequest("a txn body must be a JSON object {\"docs\":{…},\"append\":[…]}");
         }
-        checkFields(body, FIELDS, ENVELOPE, "txn");
+        LogRequests.onlyFields(body, FIELDS, ENVELOPE, "txn");
         List<DocPart> docs = new ArrayList<>();
         JsonNode d = body.get("docs");
         if (d != null && !d.isNull()) {
@@ -68,7 +67,7 @@ public record TxnRequest(List<DocPart> docs, List<AppendPart> appends) {
                     if (!part.isObject()) {
                         throw StrandException.badRequest("docs." + name + " must be an object {\"ops\":[…],\"expectVersion\"?}");
                     }
-                    checkFields(part, DOC_FIELDS, Set.of(), "docs." + name);
+                    LogRequests.onlyFields(part, DOC_FIELDS, Set.of(), "docs." + name);
                     docs.add(new DocPart(name, DocOps.parse(part.get("ops")), DocOps.expectVersion(part)));
                 } catch (StrandException ex) {
                     throw ex.with("doc", name);
@@ -90,7 +89,7 @@ public record TxnRequest(List<DocPart> docs, List<AppendPart> appends) {
                 }
                 String log = Names.object("log", part.get("log").asText());
                 try {
-                    checkFields(part, APPEND_FIELDS, Set.of(), "append[" + i + "]");
+                    LogRequests.onlyFields(part, APPEND_FIELDS, Set.of(), "append[" + i + "]");
                     if (!logs.add(log)) {
                         throw StrandException.badRequest("log '" + log + "' appears twice in one txn: give its entries in one append");
                     }
@@ -109,15 +108,5 @@ public record TxnRequest(List<DocPart> docs, List<AppendPart> appends) {
             throw StrandException.tooLarge("a txn appends at most " + MAX_ENTRIES + " entries, got " + entries);
         }
         return new TxnRequest(List.copyOf(docs), List.copyOf(appends));
-    }
-
-    private static void checkFields(JsonNode node, Set<String> allowed, Set<String> ignored, String where) {
-        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!allowed.contains(f) && !ignored.contains(f)) {
-                throw new StrandException(ErrorCode.BAD_REQUEST, where + " has an unknown field '" + f + "'; allowed: "
-                        + String.join(", ", allowed.stream().sorted().toList()));
-            }
-        }
     }
 }
