@@ -42,6 +42,7 @@ class ShardSnapshotsTest {
         // applies go on after the staging: a rewritten block, an appended tail, a new and a removed file
         queue[3 * DirMirror.BLOCK] ^= 1;
         byte[] grown = java.util.Arrays.copyOf(queue, queue.length + 500);
+        System.arraycopy(random(2, 500), 0, grown, queue.length, 500); // appended entries (zeros would stay a hole)
         Files.write(live.resolve("logs/a/queue/cycle.cq4"), grown);
         Files.delete(live.resolve("logs/a/state.json"));
         Files.write(live.resolve("logs/a/meta.json"), "{}".getBytes());
@@ -108,6 +109,7 @@ class ShardSnapshotsTest {
         int takes = ShardSnapshots.RETAINED + 2; // the last staging is over a recycled snapshot
         for (int i = 1; i <= takes; i++) {
             queue = java.util.Arrays.copyOf(queue, queue.length + DirMirror.BLOCK); // an append-only file grows
+            System.arraycopy(random(10 + i, DirMirror.BLOCK), 0, queue, queue.length - DirMirror.BLOCK, DirMirror.BLOCK);
             queue[0] = (byte) i; // and its header block is rewritten
             Files.write(live.resolve("logs/a/queue/cycle.cq4"), queue);
             snapshots.prestage((dir, cancelled) -> {

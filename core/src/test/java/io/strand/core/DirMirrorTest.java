@@ -43,6 +43,32 @@ class DirMirrorTest {
         assertEquals(3L * B + 17, r.bytesWritten());
     }
 
+    /** Zero blocks past the copy's end stay holes (a log's cycle file is mostly unwritten): same bytes, far fewer written. */
+    @Test
+    void zeroBlocksOfANewCopyShouldStayHoles() throws IOException {
+        Path from = tmp.resolve("from");
+        Files.createDirectories(from);
+        byte[] middle = new byte[8 * B];
+        System.arraycopy(random(5, B), 0, middle, 0, B);
+        System.arraycopy(random(6, B), 0, middle, 7 * B, B);
+        Files.write(from.resolve("cycle"), middle);
+        byte[] tail = new byte[4 * B + 10];
+        System.arraycopy(random(7, B), 0, tail, 0, B);
+        Files.write(from.resolve("ends-in-zeros"), tail);
+        Path to = tmp.resolve("to");
+
+        DirMirror.Result r = DirMirror.mirror(from, to, rel -> false, false, () -> false);
+
+        assertArrayEquals(middle, Files.readAllBytes(to.resolve("cycle")));
+        assertArrayEquals(tail, Files.readAllBytes(to.resolve("ends-in-zeros")));
+        assertEquals(2 * B + B + 1, r.bytesWritten(), "the data blocks, and one byte to give the second its length");
+        // a later mirror after a zero block got data: written over the hole
+        middle[3 * B] = 9;
+        Files.write(from.resolve("cycle"), middle);
+        DirMirror.mirror(from, to, rel -> false, false, () -> false);
+        assertArrayEquals(middle, Files.readAllBytes(to.resolve("cycle")));
+    }
+
     @Test
     void aSecondMirrorShouldWriteOnlyTheBlocksThatChangedAndTheGrownTail() throws IOException {
         Path from = tmp.resolve("from");
