@@ -118,12 +118,10 @@ final class ClusterStatusReader {
         spec.members().forEach(m -> byId.put(m.id(), m));
         for (int k = 0; k < spec.shards(); k++) {
             for (RaftPeer p : node.peersOf(k)) {
-                String address = p.getAddress();
-                int colon = address == null ? -1 : address.lastIndexOf(':');
-                if (colon > 0 && !byId.containsKey(p.getId().toString())) {
+                String id = p.getId().toString();
+                if (!byId.containsKey(id) && p.getAddress() != null) {
                     try {
-                        byId.put(p.getId().toString(), new ClusterSpec.Member(p.getId().toString(), address.substring(0, colon),
-                                Integer.parseInt(address.substring(colon + 1))));
+                        byId.put(id, ClusterSpec.Member.parse(id + "=" + p.getAddress()));
                     } catch (IllegalArgumentException e) {
                         // an address this node cannot read: the shard's replica list still names it
                     }

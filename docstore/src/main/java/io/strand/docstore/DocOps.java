@@ -144,10 +144,16 @@ public final class DocOps {
         return version;
     }
 
-    /** Parses {@code expectVersion} given as text (a query parameter); null or empty means absent. */
+    /**
+     * Parses {@code expectVersion} given as text (a query parameter); null means absent. Empty is refused:
+     * an unset shell variable must not turn a conditional delete into a plain one.
+     */
     public static Long expectVersion(String text) {
-        if (text == null || text.isEmpty()) {
+        if (text == null) {
             return null;
+        }
+        if (text.isEmpty()) {
+            throw StrandException.badRequest("expectVersion is empty; give the version, or leave the parameter out");
         }
         try {
             long version = Long.parseLong(text);

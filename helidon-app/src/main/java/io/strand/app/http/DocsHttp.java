@@ -14,7 +14,6 @@ import io.strand.app.LogRequests;
 import io.strand.app.auth.Scope;
 import io.strand.core.Json;
 import io.strand.core.Names;
-import io.strand.core.StrandException;
 import io.strand.docstore.DocId;
 import io.strand.docstore.DocOps;
 import io.strand.docstore.DocPage;
@@ -55,9 +54,6 @@ public final class DocsHttp implements HttpService {
         ObjectNode body = Json.MAPPER.createObjectNode();
         String expect = param(req, "expectVersion");
         if (expect != null) {
-            if (expect.isEmpty()) { // an unset shell variable must not turn a conditional delete into a plain one
-                throw StrandException.badRequest("expectVersion is empty; give the version, or leave the parameter out");
-            }
             body.put("expectVersion", DocOps.expectVersion(expect));
         }
         HttpIo.ok(res, placement.writes().doc("delete", id, body).join());
